@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+import { Command, CommanderError, Option } from 'commander';
+import { parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './config/options.js';
+import { harnessVersion, resolvePaths } from './config/paths.js';
+import { newFixture } from './commands/new.js';
+import { selfcheck } from './commands/selfcheck.js';
+import { validate, writeSchema } from './commands/validate.js';
+import { describeError, RedgreenError } from './errors.js';
+import { RUNNERS } from './fixtures/manifest.js';
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+
+function pathOptions(cmd: Command): Command {
+  return cmd
+    .option('--root <dir>', 'project folder with fixtures/ and oracles/ (default: here if it has fixtures/, else the bundled ones)')
+    .option('--fixtures <dir>', 'fixtures folder (default: <root>/fixtures)')
+    .option('--oracles <dir>', 'oracles folder (default: <root>/oracles)')
+    .option('--reports <dir>', 'reports folder (default: <root>/reports)')
+    .option('--transcripts <dir>', 'transcripts folder (default: <root>/transcripts)');
+}
+
+function program(): Command {
+  const p = new Command('redgreen')
+    .description('Evaluate bug fixes: tests RED → patch → tests GREEN, scored and recorded.')
+    .version(harnessVersion())
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+
+  pathOptions(
+    p
+      .command('selfcheck')
+      .description('prove fixtures: each must be RED with its bug and GREEN with its oracle')
+      .argument('[ids...]', 'fixture ids (default: all)'),
+  )
+    .addOption(new Option('--backend <name>', 'sandbox backend').choices(['local']).default('local'))
+    .option('-j, --concurrency <n>', 'fixtures run in parallel (default: CPU count)')
+    .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky', '1')
+    .option('--write', 'record the observed failToPass/passToPass in each fixture.json')
+    .option('--json', 'print the report as JSON on stdout')
+    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, [])
+    .action(async (ids: string[], opts: Record<string, unknown>) => {
+      process.exitCode = await selfcheck(ids, parseOptions(SelfcheckOptionsSchema, opts));
+    });
+
+  pathOptions(p.command('validate').description('lint manifests and oracles without running anything').argument('[ids...]', 'fixture ids (default: all)'))
+    .option('--json', 'print findings as JSON')
+    .action(async (ids: string[], opts: Record<string, unknown>) => {
+      process.exitCode = await validate(ids, { ...parseOptions(PathOptionsSchema, opts), json: Boolean(opts.json) });
+    });
+
+  pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
+    .addOption(new Option('--runner <runner>', 'test runner').choices(RUNNERS.filter((r) => ['pytest', 'unittest', 'node-test', 'vitest', 'exit-code'].includes(r))).default('pytest'))
+    .action(async (id: string, opts: Record<string, unknown>) => {
+      process.exitCode = await newFixture(id, opts);
+    });
+
+  p.command('schema')
+    .description('write fixture.schema.json (the manifest JSON Schema, for editors)')
+    .option('--root <dir>', 'where to write it (default: the project root)')
+    .action(async (opts: { root?: string }) => {
+      process.stdout.write(`${await writeSchema(resolvePaths(opts).root)}\n`);
+    });
+  return p;
+}
+
+async function main(argv: string[]): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Help and version exit 0; anything else commander refuses is a usage error.
+      process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    const err = e instanceof RedgreenError ? e : new RedgreenError('INTERNAL', describeError(e), undefined, { cause: e });
+    process.stderr.write(`redgreen: ${err.code.toLowerCase()}: ${err.message}${err.hint ? `\n  hint: ${err.hint}` : ''}\n`);
+    if (err.code === 'INTERNAL' && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+    process.exitCode = err.exitCode;
+  }
+}
+
+await main(process.argv);

@@ -1,0 +1,25 @@
+import path from 'node:path';
+import { parseOptions, PathOptionsSchema } from '../config/options.js';
+import { resolvePaths } from '../config/paths.js';
+import { RedgreenError } from '../errors.js';
+import { RunnerSchema } from '../fixtures/manifest.js';
+import { scaffoldFixture } from '../fixtures/scaffold.js';
+import { z } from 'zod';
+
+const NewOptionsSchema = PathOptionsSchema.extend({ runner: RunnerSchema.default('pytest') });
+
+export async function newFixture(id: string, raw: unknown): Promise<number> {
+  const options = parseOptions(NewOptionsSchema, raw);
+  if (!z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).safeParse(id).success) {
+    throw new RedgreenError('USAGE', `invalid fixture id "${id}"`, 'use letters, digits, "_", "." and "-"');
+  }
+  const paths = resolvePaths({ ...options, root: options.root ?? '.' });
+  const [dir, oracle] = await scaffoldFixture({ id, runner: options.runner, fixturesDir: paths.fixturesDir, oraclesDir: paths.oraclesDir });
+  const rel = (p: string) => path.relative(process.cwd(), p);
+  process.stdout.write(
+    `created ${rel(dir!)}/ and ${rel(oracle!)}\n` +
+      `next: edit the bug, its tests and ISSUE.md; regenerate the oracle with git diff; then\n` +
+      `  npx redgreen selfcheck ${id} --write   # check RED → GREEN and record the test lists\n`,
+  );
+  return 0;
+}

@@ -1,0 +1,46 @@
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The installed package's root (where the bundled fixtures live). */
+export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function harnessVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export interface ProjectPaths {
+  root: string;
+  fixturesDir: string;
+  oraclesDir: string;
+  reportsDir: string;
+  transcriptsDir: string;
+  cacheDir: string;
+}
+
+/**
+ * A project is a folder with `fixtures/` (and `oracles/`): the given root, else the current
+ * folder when it has fixtures, else the bundled fixtures of the package itself.
+ */
+export function resolvePaths(options: { root?: string; fixtures?: string; oracles?: string; reports?: string; transcripts?: string }): ProjectPaths {
+  const root = path.resolve(options.root ?? (existsSync(path.resolve('fixtures')) ? '.' : PACKAGE_ROOT));
+  const cacheBase = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return {
+    root,
+    fixturesDir: path.resolve(root, options.fixtures ?? 'fixtures'),
+    oraclesDir: path.resolve(root, options.oracles ?? 'oracles'),
+    reportsDir: path.resolve(root, options.reports ?? 'reports'),
+    transcriptsDir: path.resolve(root, options.transcripts ?? 'transcripts'),
+    cacheDir: path.join(cacheBase, 'redgreen'),
+  };
+}
+
+export function newRunId(mode: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${stamp}-${mode}-${Math.random().toString(36).slice(2, 6)}`;
+}

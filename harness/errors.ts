@@ -1,0 +1,54 @@
+/**
+ * Errors with a stable `code` (like the E2B SDK): callers branch on the code, users read the
+ * message and the hint. `exitCode` follows the design: 2 usage/config, 3 harness/infrastructure.
+ */
+export type ErrorCode =
+  | 'USAGE'
+  | 'MANIFEST_INVALID'
+  | 'FIXTURE_NOT_FOUND'
+  | 'ORACLE_MISSING'
+  | 'PATCH_NOT_A_DIFF'
+  | 'PATCH_EMPTY'
+  | 'PATCH_UNSAFE'
+  | 'PATCH_DOES_NOT_APPLY'
+  | 'UPLOAD_UNSAFE'
+  | 'SANDBOX_DESTROYED'
+  | 'SANDBOX_PATH_UNSAFE'
+  | 'SANDBOX_FAILED'
+  | 'INTERRUPTED'
+  | 'INTERNAL';
+
+const CONFIG_CODES: ReadonlySet<ErrorCode> = new Set([
+  'USAGE',
+  'MANIFEST_INVALID',
+  'FIXTURE_NOT_FOUND',
+  'ORACLE_MISSING',
+]);
+
+export class RedgreenError extends Error {
+  override readonly name = 'RedgreenError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly hint?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  get exitCode(): number {
+    if (this.code === 'INTERRUPTED') return 130;
+    return CONFIG_CODES.has(this.code) ? 2 : 3;
+  }
+}
+
+export function isRedgreenError(e: unknown, code?: ErrorCode): e is RedgreenError {
+  return e instanceof RedgreenError && (code === undefined || e.code === code);
+}
+
+/** A one-line, human description of anything thrown. */
+export function describeError(e: unknown): string {
+  if (e instanceof RedgreenError) return e.hint ? `${e.message} (${e.hint})` : e.message;
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

@@ -1,0 +1,77 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { copyTree, walkTree } from '../sandbox/tree.js';
+import type { ParsedPatch } from './parse.js';
+
+export type ApplyStatus = 'applied' | 'already_applied' | 'failed';
+
+export interface ApplyOutcome {
+  status: ApplyStatus;
+  /** git's own words when it refused the patch. */
+  reason?: string;
+}
+
+/**
+ * A host-side copy of the fixture where patches are applied with git. Applying here rather than
+ * inside the sandbox works the same on every backend; only the files the patch touched are then
+ * written into the sandbox.
+ */
+export class Staging {
+  private constructor(
+    readonly dir: string,
+    private readonly git: SimpleGit,
+  ) {}
+
+  static async create(fixtureDir: string, skip: readonly string[]): Promise<Staging> {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'redgreen-staging-'));
+    const dir = path.join(root, 'tree');
+    try {
+      await copyTree(await walkTree(fixtureDir, { skip }), fixtureDir, dir);
+      // An empty repository makes git apply resolve paths from here, never from a repo above.
+      const git = simpleGit({ baseDir: dir, config: ['core.autocrlf=false'] }).env({
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: root,
+        GIT_CONFIG_NOSYSTEM: '1',
+        LANG: 'C',
+      });
+      await git.init();
+      return new Staging(dir, git);
+    } catch (e) {
+      await rm(root, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  async apply(patchText: string, parsed: ParsedPatch): Promise<ApplyOutcome> {
+    const file = path.join(path.dirname(this.dir), 'change.patch');
+    await writeFile(file, patchText);
+    const opts = [`-p${parsed.strip}`, '--whitespace=nowarn'];
+    try {
+      await this.git.applyPatch(file, [...opts, '--check']);
+    } catch (e) {
+      const reason = gitReason(e);
+      const reverse = await this.git.applyPatch(file, [...opts, '--check', '--reverse']).then(
+        () => true,
+        () => false,
+      );
+      return reverse ? { status: 'already_applied', reason: 'the patch is already applied' } : { status: 'failed', reason };
+    }
+    try {
+      await this.git.applyPatch(file, opts);
+      return { status: 'applied' };
+    } catch (e) {
+      return { status: 'failed', reason: gitReason(e) };
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await rm(path.dirname(this.dir), { recursive: true, force: true });
+  }
+}
+
+function gitReason(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  return msg.trim().split('\n').filter(Boolean).slice(0, 12).join('\n');
+}

@@ -1,0 +1,42 @@
+import type { Phase } from './result.js';
+
+export interface StreamRecord {
+  /** Kept text (head and tail when long). */
+  text: string;
+  bytes: number;
+  sha256: string;
+  truncated: boolean;
+  utf8: boolean;
+}
+
+/** What a fixture's run tells its observers (the transcript, the live terminal view). */
+export type FixtureEvent =
+  | { type: 'fixture'; fixtureId: string; title: string; runner: string; backend: string; fixtureSha256: string }
+  | { type: 'phase'; phase: Phase; status: 'start' | 'end'; durationMs?: number }
+  | { type: 'sandbox'; sandboxId: string; backend: string; workdir: string }
+  | { type: 'upload'; files: number; bytes: number }
+  | {
+      type: 'command';
+      phase: Phase;
+      label: string;
+      command: string;
+      cwd: string;
+      envKeys: string[];
+      exitCode: number;
+      signal: string | null;
+      timedOut: boolean;
+      durationMs: number;
+      stdout: StreamRecord;
+      stderr: StreamRecord;
+    }
+  | { type: 'file'; phase: Phase; path: string; bytes: number; sha256: string; action: 'write' | 'remove' }
+  | { type: 'patch'; source: string; sha256: string | null; text: string | null; status: string; reason?: string; files: string[]; tampered: string[] }
+  | { type: 'tests'; phase: Phase; run: number; state: string; counts: Record<string, number>; tests: { id: string; status: string }[] }
+  | { type: 'verdict'; verdict: string; reason: string }
+  | { type: 'error'; phase: Phase | null; code: string; message: string };
+
+export interface RunObserver {
+  onFixtureStart?(fixtureId: string): void;
+  onEvent?(fixtureId: string, event: FixtureEvent): void;
+  onFixtureEnd?(fixtureId: string, result: import('./result.js').FixtureResult): void | Promise<void>;
+}

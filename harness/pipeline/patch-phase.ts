@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import { isRedgreenError } from '../errors.js';
+import type { Fixture } from '../fixtures/load.js';
+import { Staging } from '../patch/apply.js';
+import { guardPatch } from '../patch/guard.js';
+import { parsePatch, touchedPaths, type ParsedPatch } from '../patch/parse.js';
+import { protectedMatcher } from '../patch/protect.js';
+import { syncPatch } from '../patch/sync.js';
+import { adapterFor } from '../results/index.js';
+import type { FixtureContext } from './context.js';
+import type { PatchSummary } from './result.js';
+
+/** A patch as a source gives it: its text, or why there is none. */
+export interface PatchInput {
+  source: string;
+  text: string | null;
+  /** Why `text` is null (e.g. the oracle file does not exist). */
+  missing?: string;
+}
+
+export interface InspectedPatch {
+  summary: PatchSummary;
+  parsed: ParsedPatch | null;
+  text: string | null;
+}
+
+/** Files of a fixture folder that are the harness's, not the repository's. */
+export const FIXTURE_META_FILES = ['fixture.json', 'ISSUE.md'];
+
+export function sha256(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** Parses and guards a patch against the fixture's tree, before anything is written anywhere. */
+export async function inspectPatch(input: PatchInput, fixture: Fixture): Promise<InspectedPatch> {
+  const base = { source: input.source, files: [], tampered: [] };
+  if (input.text === null) {
+    return { summary: { ...base, sha256: null, status: 'missing', reason: input.missing ?? 'no patch' }, parsed: null, text: null };
+  }
+  const hash = sha256(input.text);
+  try {
+    const parsed = parsePatch(input.text);
+    await guardPatch(parsed, fixture.dir);
+    return { summary: { ...base, sha256: hash, status: 'none', files: touchedPaths(parsed) }, parsed, text: input.text };
+  } catch (e) {
+    if (!isRedgreenError(e)) throw e;
+    const status = e.code === 'PATCH_UNSAFE' ? 'unsafe' : e.code === 'PATCH_EMPTY' ? 'empty' : 'not_a_diff';
+    return { summary: { ...base, sha256: hash, status, reason: e.message }, parsed: null, text: input.text };
+  }
+}
+
+/** Protected globs: the manifest's plus the runner's own test infrastructure. */
+export function protectedGlobs(fixture: Fixture): string[] {
+  return [...fixture.manifest.protected, ...(adapterFor(fixture.manifest.runner)?.infrastructure ?? [])];
+}
+
+/** Applies an inspected patch in the staging copy, then writes the changed files into the sandbox. */
+export async function applyPatch(ctx: FixtureContext, patch: InspectedPatch, staging: Promise<Staging> | null): Promise<PatchSummary> {
+  const { summary, parsed, text } = patch;
+  ctx.emit({ type: 'patch', source: summary.source, sha256: summary.sha256, text, status: summary.status, ...(summary.reason ? { reason: summary.reason } : {}), files: summary.files, tampered: [] });
+  if (!parsed || text === null || !staging) return summary;
+  const stage = await staging;
+  const outcome = await stage.apply(text, parsed);
+  if (outcome.status !== 'applied') {
+    const failed = { ...summary, status: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}) };
+    ctx.emit({ type: 'error', phase: 'patch', code: 'PATCH_DOES_NOT_APPLY', message: failed.reason ?? outcome.status });
+    return failed;
+  }
+  const synced = await syncPatch(ctx.sandbox, stage.dir, parsed, protectedMatcher(protectedGlobs(ctx.fixture)));
+  for (const p of synced.removed) ctx.emit({ type: 'file', phase: 'patch', path: p, bytes: 0, sha256: '', action: 'remove' });
+  for (const w of synced.written) ctx.emit({ type: 'file', phase: 'patch', ...w, action: 'write' });
+  return { ...summary, status: 'applied', tampered: synced.tampered };
+}

@@ -1,0 +1,79 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { FixtureResultSchema, PHASES, type FixtureResult } from '../pipeline/result.js';
+import { EXPECTED, NOT_SCORED } from '../scoring/verdicts.js';
+import { writeAtomic } from '../transcripts/writer.js';
+
+export const REPORT_SCHEMA = 'redgreen.report/1';
+
+const SummarySchema = z.object({
+  total: z.number(),
+  byVerdict: z.record(z.string(), z.number()),
+  /** Fixtures that met the mode's expectation (valid / resolved). */
+  expected: z.number(),
+  denominators: z.object({
+    all: z.number().describe('every fixture of the run'),
+    scored: z.number().describe('all minus infra_error and invalid_fixture'),
+  }),
+  rate: z.object({ ofAll: z.number(), ofScored: z.number() }),
+  tests: z.object({
+    red: z.object({ passed: z.number(), failed: z.number() }),
+    green: z.object({ passed: z.number(), failed: z.number() }),
+  }),
+  /** Sum of each phase's time over all fixtures, in ms. */
+  phaseTotalsMs: z.record(z.string(), z.number()),
+});
+
+export const ReportSchema = z.object({
+  schema: z.literal(REPORT_SCHEMA),
+  runId: z.string(),
+  mode: z.enum(['selfcheck', 'run']),
+  backend: z.string(),
+  concurrency: z.number(),
+  repeat: z.number(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  durationMs: z.number(),
+  interrupted: z.boolean(),
+  unfinished: z.array(z.string()),
+  summary: SummarySchema,
+  fixtures: z.array(FixtureResultSchema),
+});
+export type Report = z.infer<typeof ReportSchema>;
+export type Summary = z.infer<typeof SummarySchema>;
+
+export function summarize(results: readonly FixtureResult[]): Summary {
+  const byVerdict: Record<string, number> = {};
+  const tests = { red: { passed: 0, failed: 0 }, green: { passed: 0, failed: 0 } };
+  const phaseTotalsMs: Record<string, number> = Object.fromEntries(PHASES.map((p) => [p, 0]));
+  for (const r of results) {
+    byVerdict[r.verdict] = (byVerdict[r.verdict] ?? 0) + 1;
+    for (const [k, phase] of [['red', r.red], ['green', r.green]] as const) {
+      if (!phase) continue;
+      tests[k].passed += phase.counts.passed;
+      tests[k].failed += phase.counts.failed + phase.counts.errors;
+    }
+    for (const [p, ms] of Object.entries(r.timings)) phaseTotalsMs[p] = Math.round(((phaseTotalsMs[p] ?? 0) + ms) * 10) / 10;
+  }
+  const expected = results.filter((r) => EXPECTED.has(r.verdict as never)).length;
+  const scored = results.filter((r) => !NOT_SCORED.has(r.verdict as never)).length;
+  const ratio = (n: number, d: number) => (d ? Math.round((n / d) * 10000) / 10000 : 0);
+  return {
+    total: results.length,
+    byVerdict,
+    expected,
+    denominators: { all: results.length, scored },
+    rate: { ofAll: ratio(expected, results.length), ofScored: ratio(expected, scored) },
+    tests,
+    phaseTotalsMs,
+  };
+}
+
+export async function writeReport(reportsRoot: string, report: Report): Promise<string> {
+  const dir = path.join(reportsRoot, report.runId);
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, 'report.json');
+  await writeAtomic(file, `${JSON.stringify(ReportSchema.parse(report), null, 2)}\n`);
+  return file;
+}

@@ -1,0 +1,27 @@
+import Table from 'cli-table3';
+import type { Report } from './report.js';
+
+const counts = (p: { counts: { passed: number; failed: number; errors: number } } | null) =>
+  p ? `${p.counts.failed + p.counts.errors} failed / ${p.counts.passed} passed` : '—';
+
+/** The final table: one row per fixture, then the totals with their denominators. */
+export function renderTable(report: Report): string {
+  const table = new Table({
+    head: ['fixture', 'verdict', 'RED', 'GREEN', 'time'],
+    style: { head: [], border: [] },
+    wordWrap: true,
+  });
+  for (const f of report.fixtures) {
+    table.push([f.fixtureId, f.verdict, counts(f.red), counts(f.green), `${(f.durationMs / 1000).toFixed(2)}s`]);
+  }
+  const s = report.summary;
+  const label = report.mode === 'selfcheck' ? 'valid' : 'resolved';
+  const lines = [
+    table.toString(),
+    `tests before: ${s.tests.red.failed} failed / ${s.tests.red.passed} passed   after: ${s.tests.green.failed} failed / ${s.tests.green.passed} passed`,
+    `${label}: ${s.expected}/${s.denominators.all} of all fixtures, ${s.expected}/${s.denominators.scored} excluding infra errors and invalid fixtures` +
+      `   (${Object.entries(s.byVerdict).map(([v, n]) => `${v} ${n}`).join(', ')})`,
+  ];
+  if (report.interrupted) lines.push(`interrupted: ${report.unfinished.length} fixture(s) did not finish: ${report.unfinished.join(', ')}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,52 @@
+import path from 'node:path';
+import { parseJUnit, toTestCase, type JUnitCase } from './junit.js';
+import { countTests, dedupe, type ParseInput, type RunnerAdapter, type TestCase, type TestReport } from './types.js';
+
+/** pytest node id from an xunit1 testcase: `tests/test_a.py::TestK::test_m[param]`. */
+export function pytestId(c: JUnitCase): string {
+  if (!c.file) return c.classname ? `${c.classname.replace(/\./g, '/')}.py::${c.name}` : c.name;
+  const file = c.file.split(path.sep).join('/');
+  const module = file.replace(/\.py$/, '').replace(/\//g, '.');
+  const classes = c.classname.startsWith(`${module}.`) ? c.classname.slice(module.length + 1).split('.') : [];
+  return [file, ...classes, c.name].join('::');
+}
+
+const LINE = /^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+?::\S+)(?: - .*)?$/;
+
+/** Fallback: the `-rA` style summary lines pytest prints. */
+function parseStdout(out: string): TestCase[] {
+  const tests: TestCase[] = [];
+  for (const line of out.split('\n')) {
+    const m = LINE.exec(line.trimEnd());
+    if (!m) continue;
+    const word = m[1]!;
+    const status = word === 'PASSED' || word === 'XPASS' ? 'passed' : word === 'FAILED' ? 'failed' : word === 'ERROR' ? 'error' : 'skipped';
+    tests.push({ id: m[2]!, status });
+  }
+  return dedupe(tests);
+}
+
+export const pytestAdapter: RunnerAdapter = {
+  runner: 'pytest',
+  infrastructure: ['conftest.py', 'pytest.ini', 'tox.ini', 'setup.cfg', 'pyproject.toml', 'sitecustomize.py', 'usercustomize.py', '*.pth'],
+  prepare(ctx) {
+    const reportFile = `${ctx.scratchDir}/pytest-junit.xml`;
+    // PYTEST_ADDOPTS reaches pytest whatever the command looks like (`cd x && pytest`, `make test`).
+    const ours = `--junitxml=${reportFile} -o junit_family=xunit1 -p no:cacheprovider`;
+    const addopts = ctx.env.PYTEST_ADDOPTS ? `${ctx.env.PYTEST_ADDOPTS} ${ours}` : ours;
+    return { command: ctx.command, env: { PYTEST_ADDOPTS: addopts }, reportFile };
+  },
+  parse(input: ParseInput): TestReport {
+    if (input.report) {
+      try {
+        const tests = dedupe(parseJUnit(input.report).map((c) => toTestCase(c, pytestId(c))));
+        return { source: 'junit', tests, counts: countTests(tests) };
+      } catch (e) {
+        const tests = parseStdout(input.stdout);
+        return { source: 'stdout', tests, counts: countTests(tests), note: `unreadable JUnit XML: ${(e as Error).message}` };
+      }
+    }
+    const tests = parseStdout(input.stdout);
+    return { source: 'stdout', tests, counts: countTests(tests), note: 'pytest left no JUnit XML' };
+  },
+};

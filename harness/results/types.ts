@@ -1,0 +1,87 @@
+import type { Runner } from '../fixtures/manifest.js';
+import type { FileToWrite } from '../sandbox/types.js';
+
+export type TestStatus = 'passed' | 'failed' | 'error' | 'skipped';
+
+export interface TestCase {
+  /** Normalised per runner, stable across runs (see each adapter). */
+  id: string;
+  status: TestStatus;
+  durationMs?: number;
+  /** First lines of the failure message. */
+  message?: string;
+}
+
+export interface TestCounts {
+  passed: number;
+  failed: number;
+  errors: number;
+  skipped: number;
+  total: number;
+}
+
+export interface TestReport {
+  /** Where the statuses came from: a structured report, or the output as a fallback. */
+  source: 'junit' | 'json' | 'stdout' | 'exit-code' | 'none';
+  tests: TestCase[];
+  counts: TestCounts;
+  /** Why the structured report could not be used, when the output was parsed instead. */
+  note?: string;
+}
+
+export interface PrepareContext {
+  command: string;
+  workdir: string;
+  scratchDir: string;
+  env: Record<string, string>;
+  reportPath?: string;
+}
+
+export interface PreparedRun {
+  command: string;
+  env: Record<string, string>;
+  /** Sandbox path of the structured report the run leaves, if any. */
+  reportFile?: string;
+  /** Helper files the run needs (e.g. a reporter module), written into the scratch folder. */
+  files?: FileToWrite[];
+}
+
+export interface ParseInput {
+  report: string | null;
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  workdir: string;
+}
+
+export interface RunnerAdapter {
+  readonly runner: Runner;
+  /** Test infrastructure of this runner that a patch may not change (globs). */
+  readonly infrastructure: readonly string[];
+  prepare(ctx: PrepareContext): PreparedRun;
+  parse(input: ParseInput): TestReport;
+}
+
+export function countTests(tests: readonly TestCase[]): TestCounts {
+  const c: TestCounts = { passed: 0, failed: 0, errors: 0, skipped: 0, total: tests.length };
+  for (const t of tests) {
+    if (t.status === 'passed') c.passed++;
+    else if (t.status === 'failed') c.failed++;
+    else if (t.status === 'error') c.errors++;
+    else c.skipped++;
+  }
+  return c;
+}
+
+/** Keeps the last status of a repeated id (a rerun plugin) and the order of first appearance. */
+export function dedupe(tests: readonly TestCase[]): TestCase[] {
+  const byId = new Map<string, TestCase>();
+  for (const t of tests) byId.set(t.id, t);
+  return [...byId.values()];
+}
+
+export function firstLines(s: string | undefined, n = 6): string | undefined {
+  if (!s) return undefined;
+  const lines = s.trim().split('\n');
+  return lines.slice(0, n).join('\n') + (lines.length > n ? '\n…' : '');
+}

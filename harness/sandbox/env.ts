@@ -1,0 +1,49 @@
+/**
+ * The environment a sandboxed command sees is built from an allowlist, never from the
+ * harness's own process.env: tokens and keys in the harness's environment stay out.
+ * Only what runtimes need to start (PATH, locale, version-manager roots, CA bundles, proxies)
+ * passes through, plus names a user asks for explicitly.
+ */
+export const HOST_ENV_ALLOWLIST: readonly string[] = [
+  'PATH',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'PYENV_ROOT',
+  'PYENV_VERSION',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'REQUESTS_CA_BUNDLE',
+  'PIP_CERT',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+];
+
+/** Variables that keep runner output plain and stable for parsing. */
+const QUIET_DEFAULTS: Record<string, string> = {
+  NO_COLOR: '1',
+  FORCE_COLOR: '0',
+  PYTHONDONTWRITEBYTECODE: '1',
+  PYTHONIOENCODING: 'utf-8',
+};
+
+export function sandboxEnv(options: {
+  host: NodeJS.ProcessEnv;
+  passEnv?: readonly string[];
+  fixed: Record<string, string>;
+  extra?: Record<string, string>;
+}): Record<string, string> {
+  const env: Record<string, string> = { LANG: 'C.UTF-8', ...QUIET_DEFAULTS };
+  for (const name of [...HOST_ENV_ALLOWLIST, ...(options.passEnv ?? [])]) {
+    const v = options.host[name];
+    if (v !== undefined) env[name] = v;
+  }
+  if (!env.PATH) env.PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+  return { ...env, ...options.extra, ...options.fixed };
+}

@@ -1,0 +1,96 @@
+/**
+ * The one Sandbox contract every backend implements (local, bwrap, docker, e2b).
+ * Paths given to file methods are relative to the workspace unless absolute; a backend refuses
+ * any path that resolves outside the workspace or its scratch folder.
+ */
+export type OutputStream = 'stdout' | 'stderr';
+
+export interface ExecOptions {
+  /** Working directory, relative to the workspace (default: the workspace itself). */
+  cwd?: string;
+  /** Extra variables on top of the sandbox's allowlisted environment. */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  /** Bytes kept per stream; the rest is counted and hashed, not kept. */
+  maxOutputBytes?: number;
+  onOutput?: (stream: OutputStream, chunk: Buffer) => void;
+  signal?: AbortSignal;
+  /** Isolating backends cut the network unless a phase opts in (setup installs). */
+  network?: boolean;
+}
+
+export interface StreamCapture {
+  /** Kept text (head and tail when truncated), decoded as UTF-8 with replacement. */
+  text: string;
+  /** Bytes the stream produced in total. */
+  bytes: number;
+  /** sha256 of the whole stream, kept or not. */
+  sha256: string;
+  truncated: boolean;
+  /** False when the stream was not valid UTF-8 (the text then has U+FFFD replacements). */
+  utf8: boolean;
+}
+
+export interface ExecResult {
+  /** The process's exit code; 128 + signal number when it was killed by a signal. */
+  exitCode: number;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdoutInfo: StreamCapture;
+  stderrInfo: StreamCapture;
+  timedOut: boolean;
+  /** Stopped because the caller's AbortSignal fired. */
+  aborted: boolean;
+  truncated: boolean;
+  durationMs: number;
+}
+
+export interface FileToWrite {
+  path: string;
+  content: Buffer | string;
+  /** Unix mode bits (e.g. 0o755); default 0o644. */
+  mode?: number;
+}
+
+export interface UploadStats {
+  files: number;
+  bytes: number;
+}
+
+export interface UploadOptions {
+  exclude?: readonly string[];
+  skip?: readonly string[];
+}
+
+export interface SandboxSpec {
+  runId: string;
+  fixtureId: string;
+  /** Container/remote backends: the image or template. */
+  image?: string;
+}
+
+export interface Sandbox {
+  readonly id: string;
+  readonly backend: string;
+  /** Absolute path of the workspace inside the sandbox. */
+  readonly workdir: string;
+  /** Absolute path of a private scratch folder (reports, helpers), outside the workspace. */
+  readonly scratchDir: string;
+  exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Copies a host folder into the workspace, refusing symlinks that leave it. `exclude` names
+   * files or folders skipped at any depth, `skip` paths relative to the folder.
+   */
+  uploadDir(hostDir: string, options?: UploadOptions): Promise<UploadStats>;
+  writeFiles(files: readonly FileToWrite[]): Promise<void>;
+  removeFiles(paths: readonly string[]): Promise<void>;
+  readFile(path: string): Promise<Buffer>;
+  /** Idempotent, never throws: kills every process and removes every resource. */
+  destroy(): Promise<void>;
+}
+
+export interface SandboxBackend {
+  readonly name: string;
+  create(spec: SandboxSpec): Promise<Sandbox>;
+}
