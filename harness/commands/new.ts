@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { writeSchema } from './validate.js';
 import { parseOptions, PathOptionsSchema } from '../config/options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
@@ -15,6 +17,8 @@ export async function newFixture(id: string, raw: unknown): Promise<number> {
   }
   const paths = resolvePaths({ ...options, root: options.root ?? '.' });
   const [dir, oracle] = await scaffoldFixture({ id, runner: options.runner, fixturesDir: paths.fixturesDir, oraclesDir: paths.oraclesDir });
+  // The manifest's "$schema" points at the project's copy, so editors can check it.
+  if (!existsSync(path.join(paths.root, 'fixture.schema.json'))) await writeSchema(paths.root);
   const rel = (p: string) => path.relative(process.cwd(), p);
   process.stdout.write(
     `created ${rel(dir!)}/ and ${rel(oracle!)}\n` +

@@ -1,0 +1,67 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { oraclePatch } from '../../harness/commands/selfcheck.js';
+import { discoverFixtures } from '../../harness/fixtures/load.js';
+import type { FixtureEvent } from '../../harness/pipeline/events.js';
+import type { FixtureResult } from '../../harness/pipeline/result.js';
+import { runFixtures } from '../../harness/pipeline/scheduler.js';
+import { LocalBackend } from '../../harness/sandbox/local.js';
+
+export interface InlineFixture {
+  manifest: Record<string, unknown>;
+  files: Record<string, string | Buffer>;
+  /** The oracle's text; omitted means no oracle file. */
+  oracle?: string;
+  /** Raw fixture.json text, to write a broken manifest. */
+  rawManifest?: string;
+}
+
+export interface Project {
+  root: string;
+  fixturesDir: string;
+  oraclesDir: string;
+  cleanup(): Promise<void>;
+}
+
+/** Writes inline fixtures into a temp project folder, the way a user's repository looks. */
+export async function makeProject(fixtures: Record<string, InlineFixture>): Promise<Project> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'rg-project-'));
+  const fixturesDir = path.join(root, 'fixtures');
+  const oraclesDir = path.join(root, 'oracles');
+  await mkdir(oraclesDir, { recursive: true });
+  for (const [id, f] of Object.entries(fixtures)) {
+    const dir = path.join(fixturesDir, id);
+    for (const [rel, content] of Object.entries({ 'ISSUE.md': `# ${id}\n`, ...f.files })) {
+      await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+      await writeFile(path.join(dir, rel), content);
+    }
+    await writeFile(path.join(dir, 'fixture.json'), f.rawManifest ?? JSON.stringify({ id, title: id, language: 'python', ...f.manifest }, null, 2));
+    if (f.oracle !== undefined) await writeFile(path.join(oraclesDir, `${id}.patch`), f.oracle);
+  }
+  return { root, fixturesDir, oraclesDir, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
+
+/** Selfcheck through the real scheduler and local backend; returns results and every event. */
+export async function selfcheckProject(p: Project, opts: { repeat?: number; signal?: AbortSignal } = {}) {
+  const { fixtures, broken } = await discoverFixtures(p);
+  const events: { id: string; event: FixtureEvent }[] = [];
+  const outcome = await runFixtures({
+    fixtures,
+    broken,
+    backend: new LocalBackend(),
+    runId: 'test',
+    concurrency: 2,
+    repeat: opts.repeat ?? 1,
+    patchFor: oraclePatch,
+    signal: opts.signal ?? new AbortController().signal,
+    observer: { onEvent: (id, event) => events.push({ id, event }) },
+  });
+  const byId = Object.fromEntries(outcome.results.map((r) => [r.fixtureId, r])) as Record<string, FixtureResult>;
+  return { ...outcome, byId, events };
+}
+
+export const PYTEST = { runner: 'pytest', test: { command: 'python3 -m pytest -q', timeoutSec: 30 }, protected: ['test_*.py'] };
+
+export const ADD_PY = 'def add(a, b):\n    return a - b\n';
+export const ADD_TEST = 'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(4, 0) == 4\n';

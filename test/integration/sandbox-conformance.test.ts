@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import type { Sandbox } from '../../harness/sandbox/types.js';
+import { backendCases } from '../helpers/backends.js';
+import { processesWith, uniqueSleep } from '../helpers/procs.js';
+
+describe.each(backendCases())('sandbox conformance: $name', ({ make }) => {
+  const backend = make();
+  let sb: Sandbox;
+  const extra: Sandbox[] = [];
+  let tmp: string;
+
+  beforeEach(async () => {
+    sb = await backend.create({ runId: 'conformance', fixtureId: 'case' });
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'rg-conf-'));
+  });
+  afterEach(async () => {
+    await Promise.all([sb, ...extra.splice(0)].map((s) => s.destroy()));
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  test('exit codes are results, not exceptions', async () => {
+    expect((await sb.exec('exit 0')).exitCode).toBe(0);
+    expect((await sb.exec('exit 7')).exitCode).toBe(7);
+    const killed = await sb.exec('kill -9 $$');
+    expect(killed.exitCode).toBe(137);
+    expect(killed.signal).toBe('SIGKILL');
+    const missing = await sb.exec(['/no/such/program']);
+    expect(missing.exitCode).toBe(127);
+  });
+
+  test('stdout and stderr stay separate; argv is passed verbatim', async () => {
+    const r = await sb.exec('echo out; echo err >&2; echo out2');
+    expect(r.stdout).toBe('out\nout2\n');
+    expect(r.stderr).toBe('err\n');
+    const argv = await sb.exec(['printf', '%s|', 'a b', '"q"', "it's", '$HOME']);
+    expect(argv.stdout).toBe('a b|"q"|it\'s|$HOME|');
+  });
+
+  test('files round-trip byte for byte, binary and non-ASCII names included', async () => {
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    await sb.writeFiles([
+      { path: 'bin/all-bytes.dat', content: bytes },
+      { path: 'données/日本語 file.txt', content: 'héllo\r\n', mode: 0o755 },
+    ]);
+    expect(Buffer.compare(await sb.readFile('bin/all-bytes.dat'), bytes)).toBe(0);
+    const sum = await sb.exec('sha256sum bin/all-bytes.dat');
+    expect(sum.stdout.split(' ')[0]).toBe(createHash('sha256').update(bytes).digest('hex'));
+    const ls = await sb.exec(['ls', 'données']);
+    expect(ls.stdout).toBe('日本語 file.txt\n');
+    expect((await sb.exec(['test', '-x', 'données/日本語 file.txt'])).exitCode).toBe(0);
+    expect((await sb.readFile('données/日本語 file.txt')).toString()).toBe('héllo\r\n');
+  });
+
+  test('uploadDir copies a tree, keeps inner symlinks and refuses ones that leave it', async () => {
+    await mkdir(path.join(tmp, 'src/ü'), { recursive: true });
+    await writeFile(path.join(tmp, 'src/ü/a.txt'), 'A');
+    await symlink('ü/a.txt', path.join(tmp, 'src/link'));
+    await mkdir(path.join(tmp, 'src/node_modules'));
+    await writeFile(path.join(tmp, 'src/node_modules/skip.js'), '');
+    const stats = await sb.uploadDir(path.join(tmp, 'src'));
+    expect(stats.files).toBe(2);
+    expect((await sb.exec('cat link; ls -a')).stdout).toBe('A.\n..\nlink\nü\n');
+    await symlink('/etc', path.join(tmp, 'src/escape'));
+    const other = await backend.create({ runId: 'conformance', fixtureId: 'upload' });
+    extra.push(other);
+    await expect(other.uploadDir(path.join(tmp, 'src'))).rejects.toMatchObject({ code: 'UPLOAD_UNSAFE' });
+  });
+
+  test('paths outside the workspace are refused', async () => {
+    for (const p of ['../escape.txt', '/etc/redgreen-escape', 'a/../../escape']) {
+      await expect(sb.writeFiles([{ path: p, content: 'x' }])).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
+      await expect(sb.readFile(p)).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
+    }
+    await sb.exec(`ln -s ${tmp} out`);
+    await expect(sb.writeFiles([{ path: 'out/x.txt', content: 'x' }])).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
+    expect(existsSync(path.join(tmp, 'x.txt'))).toBe(false);
+  });
+
+  test('a timeout kills the whole tree, detached and re-parented children included', async () => {
+    const t = uniqueSleep();
+    const r = await sb.exec(`sleep ${t} & setsid sleep ${t} & (sleep ${t} &); nohup sleep ${t} >/dev/null 2>&1 & sleep ${t}`, { timeoutMs: 500 });
+    expect(r.timedOut).toBe(true);
+    expect(r.durationMs).toBeLessThan(5000);
+    expect(processesWith(t)).toEqual([]);
+  });
+
+  test('no process outlives the command that started it', async () => {
+    const t = uniqueSleep();
+    const r = await sb.exec(`setsid sleep ${t} >/dev/null 2>&1 < /dev/null & echo started`);
+    expect(r.stdout).toBe('started\n');
+    expect(r.timedOut).toBe(false);
+    expect(processesWith(t)).toEqual([]);
+  });
+
+  test('an abort signal stops the command and its children', async () => {
+    const t = uniqueSleep();
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 200);
+    const r = await sb.exec(`sleep ${t} & sleep ${t}`, { signal: ac.signal });
+    expect(r.aborted).toBe(true);
+    expect(processesWith(t)).toEqual([]);
+  });
+
+  test('output beyond the cap is counted and hashed, not kept', async () => {
+    const r = await sb.exec('head -c 5000000 /dev/zero | tr "\\0" "a"; echo END', { maxOutputBytes: 1000 });
+    expect(r.stdoutInfo.bytes).toBe(5_000_004);
+    expect(r.truncated).toBe(true);
+    expect(r.stdout.length).toBeLessThan(1200);
+    expect(r.stdout.endsWith('END\n')).toBe(true);
+    expect(r.stdoutInfo.sha256).toBe(createHash('sha256').update(Buffer.concat([Buffer.alloc(5_000_000, 'a'), Buffer.from('END\n')])).digest('hex'));
+  });
+
+  test('the environment is an allowlist: harness secrets stay out', async () => {
+    process.env.REDGREEN_TEST_SECRET = 'hunter2-secret';
+    try {
+      const s = await backend.create({ runId: 'conformance', fixtureId: 'env' });
+      extra.push(s);
+      const r = await s.exec('env', { env: { GIVEN: 'yes' } });
+      expect(r.stdout).not.toContain('hunter2-secret');
+      expect(r.stdout).toContain('GIVEN=yes\n');
+      expect(r.stdout).not.toContain(`HOME=${os.homedir()}\n`);
+    } finally {
+      delete process.env.REDGREEN_TEST_SECRET;
+    }
+  });
+
+  test('cwd is relative to the workspace and cannot leave it', async () => {
+    await sb.writeFiles([{ path: 'sub/f.txt', content: 'here' }]);
+    expect((await sb.exec('cat f.txt', { cwd: 'sub' })).stdout).toBe('here');
+    await expect(sb.exec('pwd', { cwd: '../..' })).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
+  });
+
+  test('destroy is idempotent; a destroyed sandbox refuses work', async () => {
+    await sb.writeFiles([{ path: 'f', content: 'x' }]);
+    await sb.destroy();
+    await sb.destroy();
+    await expect(sb.exec('true')).rejects.toMatchObject({ code: 'SANDBOX_DESTROYED' });
+  });
+
+  test('20 sandboxes in parallel: every output is its own and none is empty', async () => {
+    const boxes = await Promise.all(Array.from({ length: 20 }, (_, i) => backend.create({ runId: 'conformance', fixtureId: `p${i}` })));
+    extra.push(...boxes);
+    const outs = await Promise.all(
+      boxes.map(async (b, i) => {
+        await b.writeFiles([{ path: 'id.txt', content: `box-${i}` }]);
+        return b.exec(`cat id.txt; seq 1 20000 | tail -n 1; echo " $REDGREEN_PROBE"`, { env: { REDGREEN_PROBE: `probe-${i}` } });
+      }),
+    );
+    outs.forEach((r, i) => {
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(`box-${i}20000\n probe-${i}\n`);
+    });
+  });
+});
