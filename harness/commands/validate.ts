@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { resolvePaths } from '../config/paths.js';
 import type { z } from 'zod';
 import type { PathOptionsSchema } from '../config/options.js';
-import { lintFixture, type LintFinding } from '../fixtures/lint.js';
+import { lintFixture, type LintFinding } from '../pipeline/lint.js';
 import { discoverFixtures } from '../fixtures/load.js';
 import { manifestJsonSchema } from '../fixtures/manifest.js';
 

@@ -47,7 +47,8 @@ export class Staging {
   async apply(patchText: string, parsed: ParsedPatch): Promise<ApplyOutcome> {
     const file = path.join(path.dirname(this.dir), 'change.patch');
     await writeFile(file, patchText);
-    const opts = [`-p${parsed.strip}`, '--whitespace=nowarn'];
+    // --verbose: simple-git waits 50 ms more for a command that printed nothing.
+    const opts = [`-p${parsed.strip}`, '--whitespace=nowarn', '--verbose'];
     try {
       await this.git.applyPatch(file, [...opts, '--check']);
     } catch (e) {
@@ -73,5 +74,10 @@ export class Staging {
 
 function gitReason(e: unknown): string {
   const msg = e instanceof Error ? e.message : String(e);
-  return msg.trim().split('\n').filter(Boolean).slice(0, 12).join('\n');
+  return msg
+    .trim()
+    .split('\n')
+    .filter((l) => l && !/^(Checking patch|Applied patch|Applying patch)/.test(l))
+    .slice(0, 12)
+    .join('\n');
 }

@@ -69,6 +69,29 @@ function headerPath(raw: string): string | null {
   return p === '/dev/null' ? null : p;
 }
 
+type Section = FileChange & {
+  git: boolean;
+  /** The two names of the `diff --git` line, prefixes kept. */
+  pair: [string, string] | null;
+  /** `rename from`/`copy from` names: git writes them without a prefix. */
+  fromName?: string;
+  toName?: string;
+};
+
+/**
+ * How a section votes for the -p level: 1 when its two sides start with different folders
+ * (a/ b/, old/ new/), 0 when a side has no folder or both share it (`git diff --no-prefix`,
+ * `diff -u src/x.orig src/x`); null when it cannot tell (absolute paths only).
+ */
+function stripVote(s: Section): 0 | 1 | null {
+  const sides = (s.pair ?? [s.oldPath, s.newPath]).filter((p): p is string => p !== null && !p.startsWith('/'));
+  const parts = sides.map((p) => p.split('/'));
+  if (!parts.length) return null;
+  if (parts.some((x) => x.length < 2)) return 0;
+  if (parts.length === 2) return parts[0]![0] !== parts[1]![0] ? 1 : 0;
+  return parts[0]![0] === 'a' || parts[0]![0] === 'b' ? 1 : 0;
+}
+
 function stripPrefix(p: string | null, strip: number): string | null {
   // An absolute path stays absolute so that the guard sees it and refuses it.
   if (p === null || strip === 0 || p.startsWith('/')) return p;
@@ -83,8 +106,8 @@ function stripPrefix(p: string | null, strip: number): string | null {
 export function parsePatch(text: string): ParsedPatch {
   if (!text.trim()) throw new RedgreenError('PATCH_EMPTY', 'the patch is empty', 'an empty patch changes nothing');
   const lines = text.split('\n');
-  const files: FileChange[] = [];
-  let cur: (FileChange & { git: boolean }) | null = null;
+  const files: Section[] = [];
+  let cur: Section | null = null;
   let inBinary = false;
   const push = () => {
     if (cur) files.push(cur);
@@ -95,8 +118,8 @@ export function parsePatch(text: string): ParsedPatch {
       push();
       inBinary = false;
       const pair = splitGitPaths(line.slice('diff --git '.length));
-      const [a, b] = pair ? [unquotePath(pair[0]), unquotePath(pair[1])] : [null, null];
-      cur = { oldPath: a, newPath: b, kind: 'modify', binary: false, hunks: 0, git: true };
+      const names: [string, string] | null = pair ? [unquotePath(pair[0]), unquotePath(pair[1])] : null;
+      cur = { oldPath: names?.[0] ?? null, newPath: names?.[1] ?? null, kind: 'modify', binary: false, hunks: 0, git: true, pair: names };
       continue;
     }
     if (line.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')) {
@@ -104,7 +127,7 @@ export function parsePatch(text: string): ParsedPatch {
       const newP = headerPath(lines[i + 1]!.replace(/\r$/, '').slice(4));
       if (!cur || cur.hunks > 0 || !cur.git) {
         push();
-        cur = { oldPath: oldP, newPath: newP, kind: 'modify', binary: false, hunks: 0, git: false };
+        cur = { oldPath: oldP, newPath: newP, kind: 'modify', binary: false, hunks: 0, git: false, pair: null };
       } else {
         cur.oldPath = oldP;
         cur.newPath = newP;
@@ -129,12 +152,12 @@ export function parsePatch(text: string): ParsedPatch {
     else if (line.startsWith('new mode ')) cur.newMode = line.slice(9).trim();
     else if (line.startsWith('rename from ')) {
       cur.kind = 'rename';
-      cur.oldPath = `a/${unquotePath(line.slice(12))}`;
-    } else if (line.startsWith('rename to ')) cur.newPath = `b/${unquotePath(line.slice(10))}`;
+      cur.fromName = unquotePath(line.slice(12));
+    } else if (line.startsWith('rename to ')) cur.toName = unquotePath(line.slice(10));
     else if (line.startsWith('copy from ')) {
       cur.kind = 'copy';
-      cur.oldPath = `a/${unquotePath(line.slice(10))}`;
-    } else if (line.startsWith('copy to ')) cur.newPath = `b/${unquotePath(line.slice(8))}`;
+      cur.fromName = unquotePath(line.slice(10));
+    } else if (line.startsWith('copy to ')) cur.toName = unquotePath(line.slice(8));
     else if (line === 'GIT binary patch' || /^Binary files .* differ$/.test(line)) {
       cur.binary = true;
       inBinary = line === 'GIT binary patch';
@@ -151,15 +174,13 @@ export function parsePatch(text: string): ParsedPatch {
       'produce it with `git diff` or `diff -u`',
     );
   }
-  const gitStyle = meaningful.every((f) => (f as FileChange & { git: boolean }).git);
-  const prefixed = meaningful.every(
-    (f) => (f.oldPath === null || /^[^/]+\//.test(f.oldPath)) && (f.newPath === null || /^[^/]+\//.test(f.newPath)),
-  );
-  const strip = gitStyle || prefixed ? 1 : 0;
+  const gitStyle = meaningful.every((f) => f.git);
+  const votes = meaningful.map(stripVote).filter((v) => v !== null);
+  const strip = votes.length && votes.every((v) => v === 1) ? 1 : 0;
   return {
-    files: meaningful.map(({ oldPath, newPath, kind, oldMode, newMode, binary, symlinkTarget, hunks }) => ({
-      oldPath: stripPrefix(oldPath, strip),
-      newPath: stripPrefix(newPath, strip),
+    files: meaningful.map(({ oldPath, newPath, kind, oldMode, newMode, binary, symlinkTarget, hunks, fromName, toName }) => ({
+      oldPath: fromName ?? stripPrefix(oldPath, strip),
+      newPath: toName ?? stripPrefix(newPath, strip),
       kind,
       binary,
       hunks,

@@ -9,6 +9,7 @@ import type { FixtureEvent } from './events.js';
 import { applyPatch, FIXTURE_META_FILES, inspectPatch, type PatchInput } from './patch-phase.js';
 import type { FixtureResult, PatchSummary, Phase, TestPhase } from './result.js';
 import { runTests } from './test-phase.js';
+import { adapterFor } from '../results/index.js';
 
 export interface FixtureRunOptions {
   fixture: Fixture;
@@ -44,6 +45,11 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   };
 
   emit({ type: 'fixture', fixtureId: fixture.id, title: fixture.manifest.title, runner: fixture.manifest.runner, backend: o.backend.name, fixtureSha256: o.fixtureSha256 });
+  if (!adapterFor(fixture.manifest.runner)) {
+    const reason = `runner "${fixture.manifest.runner}" is not supported by this version of redgreen`;
+    emit({ type: 'verdict', verdict: 'invalid_fixture', reason });
+    return { fixtureId: fixture.id, title: fixture.manifest.title, runner: fixture.manifest.runner, verdict: 'invalid_fixture', reason, backend: o.backend.name, sandboxId: null, startedAt: startedAt.toISOString(), durationMs: 0, timings, red: null, green: null, patch: null, observed: null };
+  }
   const inspected = await inspectPatch(o.patch, fixture);
   let sandbox: Sandbox | null = null;
   let staging: Promise<Staging> | null = null;

@@ -162,6 +162,9 @@ describe('suite', () => {
   });
   it.skip('skipped', () => {});
   it.todo('todo');
+  it.todo('todo that fails', () => {
+    throw new Error('not yet');
+  });
 });
 
 test('top', async (t) => {
@@ -226,6 +229,16 @@ describe('outer', () => {
 });
 
 it('top level', () => {});
+EOF
+cat >"$V/src/hook.test.ts" <<'EOF'
+import { beforeAll, describe, it } from 'vitest';
+
+describe('needs db', () => {
+  beforeAll(() => {
+    throw new Error('no database');
+  });
+  it('reads', () => {});
+});
 EOF
 echo "import { nope } from './missing.js'; import { it } from 'vitest'; it('x', () => nope());" >"$V/src/broken.test.ts"
 # The reporters the adapter appends (harness/results/vitest.ts prepare).

@@ -1,0 +1,133 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { ReportSchema } from '../../harness/reporters/report.js';
+import { RunStateSchema } from '../../harness/transcripts/schema.js';
+import { runCli } from '../helpers/cli.js';
+import { processesWith, uniqueSleep } from '../helpers/procs.js';
+
+const SEEDS = ['bug01_decimal_div', 'bug02_off_by_one', 'bug03_strip_lines', 'bug04_state_mutation', 'bug05_unicode_normalize'];
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(path.join(os.tmpdir(), 'rg-e2e-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+describe('redgreen CLI', () => {
+  test('selfcheck of the five seeds reproduces the seed table: 12 failed / 13 passed → 25 passed', async () => {
+    const out = await tempDir();
+    const r = await runCli(['selfcheck', ...SEEDS, '--json', '--reports', out, '--transcripts', out]);
+    expect(r.stderr).not.toContain('redgreen:');
+    expect(r.code).toBe(0);
+    const report = ReportSchema.parse(JSON.parse(r.stdout));
+    expect(report.summary.tests).toEqual({ red: { failed: 12, passed: 13 }, green: { failed: 0, passed: 25 } });
+    expect(report.fixtures.map((f) => f.verdict)).toEqual(SEEDS.map(() => 'valid'));
+    for (const phase of ['create', 'upload', 'setup', 'red', 'patch', 'green', 'destroy']) expect(report.fixtures[0]!.timings[phase]).toBeTypeOf('number');
+    expect(report.summary.denominators).toEqual({ all: 5, scored: 5 });
+    // The report on disk is the same one, and the transcript has run.json plus a JSONL per fixture.
+    expect(JSON.parse(readFileSync(path.join(out, report.runId, 'report.json'), 'utf8')).runId).toBe(report.runId);
+    const run = RunStateSchema.parse(JSON.parse(readFileSync(path.join(out, report.runId, 'run.json'), 'utf8')));
+    expect(run.status).toBe('completed');
+    const lines = readFileSync(path.join(out, report.runId, 'bug02_off_by_one.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; phase?: string });
+    expect(lines[0]!.type).toBe('fixture');
+    expect(lines.filter((l) => l.type === 'command').map((l) => l.phase)).toEqual(['red', 'green']);
+    expect(lines.some((l) => l.type === 'patch')).toBe(true);
+    expect(lines.at(-1)!.type).toBe('result');
+  });
+
+  test('every bundled fixture is valid, across runners (pytest, unittest, node:test, vitest)', async () => {
+    const out = await tempDir();
+    const r = await runCli(['selfcheck', '--reports', out, '--transcripts', out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/valid: 8\/8 of all fixtures/);
+    // Not a TTY: one line per finished fixture on stderr.
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('✔'))).toHaveLength(8);
+  });
+
+  test('validate passes on the bundled fixtures and names the field of a broken manifest', async () => {
+    expect((await runCli(['validate'])).code).toBe(0);
+    const root = await tempDir();
+    expect((await runCli(['new', 'ok_bug', '--runner', 'node-test'], { cwd: root })).code).toBe(0);
+    expect((await runCli(['new', 'bad_bug'], { cwd: root })).code).toBe(0);
+    const manifest = path.join(root, 'fixtures/bad_bug/fixture.json');
+    const json = JSON.parse(await readFile(manifest, 'utf8')) as { runner: string };
+    json.runner = 'mocha';
+    await writeFile(manifest, JSON.stringify(json));
+    const r = await runCli(['validate'], { cwd: root });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain('✘ bad_bug');
+    expect(r.stdout).toContain('field "runner"');
+    expect(r.stdout).toContain('✔ ok_bug');
+  });
+
+  test('new scaffolds a fixture that passes selfcheck, and --write records its test lists', async () => {
+    const root = await tempDir();
+    const created = await runCli(['new', 'my_bug', '--runner', 'unittest'], { cwd: root });
+    expect(created.code).toBe(0);
+    expect(existsSync(path.join(root, 'fixture.schema.json'))).toBe(true);
+    const r = await runCli(['selfcheck', 'my_bug', '--write'], { cwd: root });
+    expect(r.code).toBe(0);
+    const json = JSON.parse(await readFile(path.join(root, 'fixtures/my_bug/fixture.json'), 'utf8')) as { tests: unknown };
+    expect(json.tests).toEqual({ failToPass: ['test_calc.TestAdd.test_add'], passToPass: ['test_calc.TestAdd.test_add_zero'] });
+    expect((await runCli(['new', 'my_bug'], { cwd: root })).code).toBe(2);
+  });
+
+  test('usage errors exit 2 with a message that says what to do', async () => {
+    const bad = await runCli(['selfcheck', '--concurrency', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--concurrency: must be a whole number from 1');
+    const unknown = await runCli(['selfcheck', 'no_such_fixture']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown fixture: no_such_fixture');
+    expect(unknown.stderr).toContain('bug01_decimal_div');
+    expect((await runCli(['frobnicate'])).code).toBe(2);
+  });
+
+  test('a fixture that fails its expectation exits 1', async () => {
+    const root = await tempDir();
+    await runCli(['new', 'stale'], { cwd: root });
+    await writeFile(path.join(root, 'oracles/stale.patch'), 'not a patch\n');
+    const r = await runCli(['selfcheck'], { cwd: root });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('patch_error');
+  });
+
+  test('Ctrl-C stops within seconds, kills every sandbox process, writes what finished and exits 130', async () => {
+    const root = await tempDir();
+    await runCli(['new', 'quick'], { cwd: root });
+    await runCli(['new', 'hang'], { cwd: root });
+    const t = uniqueSleep();
+    await writeFile(path.join(root, 'fixtures/hang/test_calc.py'), `import subprocess\n\ndef test_hang():\n    subprocess.run(["sleep", "${t}"])\n`);
+    let sent = false;
+    const started = Date.now();
+    const r = await runCli(['selfcheck', '--concurrency', '2'], {
+      cwd: root,
+      onStderr: (chunk, child) => {
+        // Interrupt once the quick fixture is done and the hanging one is surely running.
+        if (!sent && chunk.includes('quick')) {
+          sent = true;
+          setTimeout(() => child.kill('SIGINT'), 300);
+        }
+      },
+    });
+    expect(r.code).toBe(130);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(processesWith(t)).toEqual([]);
+    const runs = readdirSync(path.join(root, 'transcripts'));
+    expect(runs).toHaveLength(1);
+    const run = RunStateSchema.parse(JSON.parse(readFileSync(path.join(root, 'transcripts', runs[0]!, 'run.json'), 'utf8')));
+    expect(run.status).toBe('interrupted');
+    expect(run.fixtures.quick!.status).toBe('done');
+    expect(run.fixtures.hang!.status).toBe('unfinished');
+    const report = ReportSchema.parse(JSON.parse(readFileSync(path.join(root, 'reports', runs[0]!, 'report.json'), 'utf8')));
+    expect(report.interrupted).toBe(true);
+    expect(report.unfinished).toEqual(['hang']);
+    expect(readdirSync(os.tmpdir()).filter((d) => d.startsWith('redgreen-hang-'))).toEqual([]);
+  });
+});
