@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './config/options.js';
 import { harnessVersion, resolvePaths } from './config/paths.js';
 import { newFixture } from './commands/new.js';
+import { AgentRunOptionsSchema, run } from './commands/run.js';
 import { selfcheck } from './commands/selfcheck.js';
 import { validate, writeSchema } from './commands/validate.js';
 import { describeError, RedgreenError } from './errors.js';
@@ -19,6 +20,15 @@ function pathOptions(cmd: Command): Command {
     .option('--transcripts <dir>', 'transcripts folder (default: <root>/transcripts)');
 }
 
+function runOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--backend <name>', 'sandbox backend').choices(['local']).default('local'))
+    .option('-j, --concurrency <n>', 'fixtures run in parallel (default: CPU count)')
+    .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky', '1')
+    .option('--json', 'print the report as JSON on stdout')
+    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, []);
+}
+
 function program(): Command {
   const p = new Command('redgreen')
     .description('Evaluate bug fixes: tests RED → patch → tests GREEN, scored and recorded.')
@@ -26,20 +36,32 @@ function program(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
 
-  pathOptions(
+  runOptions(pathOptions(
     p
       .command('selfcheck')
       .description('prove fixtures: each must be RED with its bug and GREEN with its oracle')
       .argument('[ids...]', 'fixture ids (default: all)'),
-  )
-    .addOption(new Option('--backend <name>', 'sandbox backend').choices(['local']).default('local'))
-    .option('-j, --concurrency <n>', 'fixtures run in parallel (default: CPU count)')
-    .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky', '1')
+  ))
     .option('--write', 'record the observed failToPass/passToPass in each fixture.json')
-    .option('--json', 'print the report as JSON on stdout')
-    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, [])
     .action(async (ids: string[], opts: Record<string, unknown>) => {
       process.exitCode = await selfcheck(ids, parseOptions(SelfcheckOptionsSchema, opts));
+    });
+
+  runOptions(
+    pathOptions(
+      p
+        .command('run')
+        .description('grade patches or an agent: RED baseline → patch → GREEN, SWE-bench semantics')
+        .argument('[ids...]', 'fixture ids (default: all)'),
+    ),
+  )
+    .option('--patches <path>', 'predictions JSONL ({instance_id, model_name_or_path, model_patch}) or a folder of <fixture-id>.patch|.diff')
+    .option('--agent <command>', 'an agent command ({issue}, {workdir}, {fixture} are filled in), or "nop" or "oracle"')
+    .option('--agent-timeout <seconds>', 'time limit of the agent per fixture', '1800')
+    .option('--agent-network', 'let the agent reach the network (isolating backends)')
+    .option('--no-baseline', 'skip the RED baseline run before grading')
+    .action(async (ids: string[], opts: Record<string, unknown>) => {
+      process.exitCode = await run(ids, parseOptions(AgentRunOptionsSchema, opts));
     });
 
   pathOptions(p.command('validate').description('lint manifests and oracles without running anything').argument('[ids...]', 'fixture ids (default: all)'))

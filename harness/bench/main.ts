@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import Table from 'cli-table3';
-import { oraclePatch } from '../commands/selfcheck.js';
+import { oracleProvider } from '../agents/static.js';
 import { resolvePaths } from '../config/paths.js';
 import { discoverFixtures, type Fixture } from '../fixtures/load.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
@@ -47,11 +47,13 @@ async function overhead(backend: SandboxBackend, fixtures: Fixture[]): Promise<v
       (bare.get(f.id) ?? bare.set(f.id, []).get(f.id)!).push(Object.values(b).reduce((a, x) => a + x, 0));
       const t0 = performance.now();
       const r = await runFixture({
+        mode: 'selfcheck',
+        provider: oracleProvider,
+        baseline: true,
         fixture: f,
         fixtureSha256: await fingerprintFixture(f),
         backend,
         runId: 'bench',
-        patch: await oraclePatch(f),
         repeat: 1,
         signal: new AbortController().signal,
         emit: () => undefined,

@@ -1,7 +1,7 @@
-import { discoverFixtures, type Fixture } from '../fixtures/load.js';
+import { discoverFixtures, type Discovery, type Fixture } from '../fixtures/load.js';
 import { harnessVersion, newRunId, resolvePaths } from '../config/paths.js';
 import type { RunOptions } from '../config/options.js';
-import type { PatchInput } from '../pipeline/patch-phase.js';
+import type { PatchProvider } from '../pipeline/provider.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import { summarize, writeReport, type Report } from '../reporters/report.js';
@@ -15,7 +15,12 @@ export interface ExecuteInput {
   mode: 'selfcheck' | 'run';
   ids: string[];
   options: RunOptions;
-  patchFor: (fixture: Fixture) => Promise<PatchInput>;
+  provider: PatchProvider;
+  baseline?: boolean;
+  /** Fixtures already loaded (several runs over the same set). */
+  discovery?: Discovery;
+  /** Appended to the run id, to tell runs of several models apart. */
+  label?: string;
 }
 
 export interface ExecuteOutcome {
@@ -33,14 +38,14 @@ export interface ExecuteOutcome {
 export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   const { options } = input;
   const paths = resolvePaths(options);
-  const { fixtures, broken } = await discoverFixtures(paths, input.ids);
-  const runId = newRunId(input.mode);
+  const { fixtures, broken } = input.discovery ?? (await discoverFixtures(paths, input.ids));
+  const runId = newRunId(input.mode, input.label);
   const backend = createBackend(options, paths);
   const writer = await TranscriptWriter.open(paths.transcriptsDir, {
     runId,
     mode: input.mode,
     backend: backend.name,
-    options: { concurrency: options.concurrency, repeat: options.repeat, ids: input.ids },
+    options: { concurrency: options.concurrency, repeat: options.repeat, ids: input.ids, subject: input.provider.subject, baseline: input.baseline ?? true },
     fixtureIds: [...broken.map((b) => b.id), ...fixtures.map((f) => f.id)],
     version: harnessVersion(),
   });
@@ -60,13 +65,15 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   let unfinished: string[] = [];
   try {
     ({ results, unfinished } = await runFixtures({
+      mode: input.mode,
+      provider: input.provider,
+      baseline: input.baseline ?? true,
       fixtures,
       broken,
       backend,
       runId,
       concurrency: options.concurrency,
       repeat: options.repeat,
-      patchFor: input.patchFor,
       signal: controller.signal,
       observer: {
         onFixtureStart: (id) => {
@@ -95,6 +102,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     schema: 'redgreen.report/1',
     runId,
     mode: input.mode,
+    subject: input.provider.subject,
     backend: backend.name,
     concurrency: options.concurrency,
     repeat: options.repeat,
@@ -107,10 +115,24 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     fixtures: results,
   };
   const reportPath = await writeReport(paths.reportsDir, report);
-  if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else {
-    process.stdout.write(`${renderTable(report)}\n`);
-    process.stdout.write(`report: ${reportPath}\ntranscript: ${writer.dir}\n`);
-  }
   return { report, reportPath, transcriptDir: writer.dir, exitCode: exitCodeFor(results, interrupted), fixtures };
+}
+
+/** The table and where the files are, or the report as JSON (an object per run, in `runs` when several). */
+export function printOutcomes(outcomes: readonly ExecuteOutcome[], json: boolean): void {
+  if (json) {
+    const reports = outcomes.map((o) => o.report);
+    process.stdout.write(`${JSON.stringify(reports.length === 1 ? reports[0] : { runs: reports }, null, 2)}\n`);
+    return;
+  }
+  for (const o of outcomes) {
+    if (outcomes.length > 1) process.stdout.write(`\n== ${o.report.subject} ==\n`);
+    process.stdout.write(`${renderTable(o.report)}\nreport: ${o.reportPath}\ntranscript: ${o.transcriptDir}\n`);
+  }
+}
+
+/** The most serious exit code of several runs. */
+export function worstExitCode(codes: readonly number[]): number {
+  const rank = [0, 1, 2, 3, 130];
+  return codes.reduce((a, c) => (rank.indexOf(c) > rank.indexOf(a) ? c : a), 0);
 }

@@ -1,22 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { oracleProvider } from '../agents/static.js';
 import type { SelfcheckOptions } from '../config/options.js';
-import type { Fixture } from '../fixtures/load.js';
-import { execute } from './execute.js';
-
-/** The oracle as the patch source: a missing file is a patch_error, not a crash. */
-export async function oraclePatch(fixture: Fixture) {
-  const rel = path.relative(process.cwd(), fixture.oraclePath) || fixture.oraclePath;
-  try {
-    return { source: `oracle:${rel}`, text: await readFile(fixture.oraclePath, 'utf8') };
-  } catch {
-    return { source: `oracle:${rel}`, text: null, missing: `no oracle patch at ${rel}` };
-  }
-}
+import { execute, printOutcomes } from './execute.js';
 
 /** Every fixture RED → oracle → GREEN; `--write` records the observed test lists in the manifests. */
 export async function selfcheck(ids: string[], options: SelfcheckOptions): Promise<number> {
-  const outcome = await execute({ mode: 'selfcheck', ids, options, patchFor: oraclePatch });
+  const outcome = await execute({ mode: 'selfcheck', ids, options, provider: oracleProvider });
+  printOutcomes([outcome], options.json);
   if (options.write) {
     const byId = new Map(outcome.fixtures.map((f) => [f.id, f]));
     for (const r of outcome.report.fixtures) {

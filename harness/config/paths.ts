@@ -40,7 +40,8 @@ export function resolvePaths(options: { root?: string; fixtures?: string; oracle
   };
 }
 
-export function newRunId(mode: string): string {
+export function newRunId(mode: string, label?: string): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${stamp}-${mode}-${Math.random().toString(36).slice(2, 6)}`;
+  const slug = label ? `-${label.replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 40)}` : '';
+  return `${stamp}-${mode}${slug}-${Math.random().toString(36).slice(2, 6)}`;
 }

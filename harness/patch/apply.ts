@@ -9,6 +9,8 @@ export type ApplyStatus = 'applied' | 'already_applied' | 'failed';
 
 export interface ApplyOutcome {
   status: ApplyStatus;
+  /** Applied only by the fuzzy fallback. */
+  fuzzy?: boolean;
   /** git's own words when it refused the patch. */
   reason?: string;
 }
@@ -44,24 +46,30 @@ export class Staging {
     }
   }
 
-  async apply(patchText: string, parsed: ParsedPatch): Promise<ApplyOutcome> {
+  /**
+   * `git apply`, exactly. With `fuzzy`, a patch git refuses is tried once more with whitespace
+   * ignored and one line of context (like `patch --fuzz`), and the outcome says so.
+   */
+  async apply(patchText: string, parsed: ParsedPatch, options: { fuzzy?: boolean } = {}): Promise<ApplyOutcome> {
     const file = path.join(path.dirname(this.dir), 'change.patch');
     await writeFile(file, patchText);
     // --verbose: simple-git waits 50 ms more for a command that printed nothing.
-    const opts = [`-p${parsed.strip}`, '--whitespace=nowarn', '--verbose'];
-    try {
-      await this.git.applyPatch(file, [...opts, '--check']);
-    } catch (e) {
-      const reason = gitReason(e);
-      const reverse = await this.git.applyPatch(file, [...opts, '--check', '--reverse']).then(
-        () => true,
-        () => false,
-      );
-      return reverse ? { status: 'already_applied', reason: 'the patch is already applied' } : { status: 'failed', reason };
+    const exact = [`-p${parsed.strip}`, '--whitespace=nowarn', '--verbose'];
+    const check = (opts: string[]) => this.git.applyPatch(file, [...opts, '--check']).then(() => null, gitReason);
+    const reason = await check(exact);
+    if (reason === null) return this.applyWith(file, exact, false);
+    if ((await check([...exact, '--reverse'])) === null) return { status: 'already_applied', reason: 'the patch is already applied' };
+    if (options.fuzzy) {
+      const fuzzy = [...exact, '--ignore-whitespace', '--recount', '-C1'];
+      if ((await check(fuzzy)) === null) return this.applyWith(file, fuzzy, true);
     }
+    return { status: 'failed', reason };
+  }
+
+  private async applyWith(file: string, opts: string[], fuzzy: boolean): Promise<ApplyOutcome> {
     try {
       await this.git.applyPatch(file, opts);
-      return { status: 'applied' };
+      return fuzzy ? { status: 'applied', fuzzy, reason: 'applied by the fuzzy fallback (whitespace ignored, 1 line of context)' } : { status: 'applied' };
     } catch (e) {
       return { status: 'failed', reason: gitReason(e) };
     }

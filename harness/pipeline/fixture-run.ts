@@ -1,117 +1,147 @@
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { Staging } from '../patch/apply.js';
+import { adapterFor } from '../results/index.js';
 import type { Sandbox, SandboxBackend } from '../sandbox/types.js';
-import { scoreSelfcheck, type Scored } from '../scoring/selfcheck.js';
+import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
+import { scoreSelfcheck } from '../scoring/selfcheck.js';
+import type { Verdict } from '../scoring/verdicts.js';
 import { runCommand, type FixtureContext } from './context.js';
 import type { FixtureEvent } from './events.js';
-import { applyPatch, FIXTURE_META_FILES, inspectPatch, type PatchInput } from './patch-phase.js';
-import type { FixtureResult, PatchSummary, Phase, TestPhase } from './result.js';
+import { applyPatch, FIXTURE_META_FILES, inspectPatch, type InspectedPatch } from './patch-phase.js';
+import { PhaseTimer } from './phase-timer.js';
+import type { PatchProvider } from './provider.js';
+import type { FixtureResult, PatchSummary, TestPhase } from './result.js';
 import { runTests } from './test-phase.js';
-import { adapterFor } from '../results/index.js';
 
 export interface FixtureRunOptions {
+  mode: 'selfcheck' | 'run';
   fixture: Fixture;
   fixtureSha256: string;
   backend: SandboxBackend;
   runId: string;
-  patch: PatchInput;
+  provider: PatchProvider;
   repeat: number;
+  /** Run mode: run the unpatched tests first (RED baseline). Selfcheck always does. */
+  baseline: boolean;
   signal: AbortSignal;
   emit: (event: FixtureEvent) => void;
 }
 
+type Graded = Pick<FixtureResult, 'verdict' | 'reason'> & Partial<Pick<FixtureResult, 'failToPass' | 'passToPass' | 'flakyDependence'>>;
+
 /**
- * One fixture's life: create → upload → setup → RED → patch → GREEN → score, with the sandbox
- * destroyed in `finally` whatever happens. Throws only when interrupted.
+ * One fixture's life: [agent] → create → upload → setup → RED → patch → GREEN → score, with the
+ * sandbox destroyed in `finally` whatever happens. Throws only when interrupted.
  */
 export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
-  const { fixture, emit } = o;
+  const { fixture, emit, mode } = o;
   const startedAt = new Date();
   const t0 = performance.now();
-  const timings: Record<string, number> = {};
-  let current: Phase | null = null;
-  const phase = async <T>(name: Phase, fn: () => Promise<T>): Promise<T> => {
-    current = name;
-    emit({ type: 'phase', phase: name, status: 'start' });
-    const s = performance.now();
-    try {
-      return await fn();
-    } finally {
-      timings[name] = Math.round((performance.now() - s) * 10) / 10;
-      emit({ type: 'phase', phase: name, status: 'end', durationMs: timings[name] });
-    }
-  };
-
-  emit({ type: 'fixture', fixtureId: fixture.id, title: fixture.manifest.title, runner: fixture.manifest.runner, backend: o.backend.name, fixtureSha256: o.fixtureSha256 });
-  if (!adapterFor(fixture.manifest.runner)) {
-    const reason = `runner "${fixture.manifest.runner}" is not supported by this version of redgreen`;
-    emit({ type: 'verdict', verdict: 'invalid_fixture', reason });
-    return { fixtureId: fixture.id, title: fixture.manifest.title, runner: fixture.manifest.runner, verdict: 'invalid_fixture', reason, backend: o.backend.name, sandboxId: null, startedAt: startedAt.toISOString(), durationMs: 0, timings, red: null, green: null, patch: null, observed: null };
-  }
-  const inspected = await inspectPatch(o.patch, fixture);
+  const timer = new PhaseTimer(emit);
   let sandbox: Sandbox | null = null;
   let staging: Promise<Staging> | null = null;
   let red: TestPhase | null = null;
   let green: TestPhase | null = null;
   let patch: PatchSummary | null = null;
-  let scored: Scored;
+  let graded: Graded;
   let error: { code: string; message: string } | undefined;
+
+  emit({ type: 'fixture', fixtureId: fixture.id, title: fixture.manifest.title, runner: fixture.manifest.runner, backend: o.backend.name, fixtureSha256: o.fixtureSha256 });
   try {
-    sandbox = await phase('create', () => o.backend.create({ runId: o.runId, fixtureId: fixture.id, ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}) }));
-    const sb = sandbox;
-    emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
-    const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit };
-    const stats = await phase('upload', () => sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES }));
-    emit({ type: 'upload', ...stats });
-    // The staging copy for the patch is made while setup and RED run.
-    staging = inspected.parsed ? Staging.create(fixture.dir, FIXTURE_META_FILES) : null;
-    staging?.catch(() => undefined);
-    const setupFailure = await phase('setup', () => runSetup(ctx));
-    if (setupFailure) {
-      scored = { verdict: setupFailure.timedOut ? 'timeout' : 'infra_error', reason: setupFailure.reason };
+    const invalid = precheck(fixture, mode);
+    if (invalid) {
+      graded = { verdict: 'invalid_fixture', reason: invalid };
     } else {
-      red = await phase('red', () => runTests(ctx, 'red', o.repeat));
-      if (red.state !== 'timeout') {
-        const stage = staging;
-        patch = await phase('patch', () => applyPatch(ctx, inspected, stage));
-        if (patch.status === 'applied') green = await phase('green', () => runTests(ctx, 'green', o.repeat));
+      const ctx = { backend: o.backend, runId: o.runId, signal: o.signal, emit };
+      const input = o.provider.kind === 'agent' ? await timer.run('agent', () => o.provider.patchFor(fixture, ctx)) : await o.provider.patchFor(fixture, ctx);
+      const inspected = await inspectPatch(input, fixture, { allowEmpty: mode === 'run' });
+      patch = inspected.summary;
+      if (input.timedOut) graded = { verdict: 'timeout', reason: input.missing ?? 'the agent hit its time limit' };
+      else if (mode === 'run' && inspected.summary.status === 'unsafe') {
+        // Refused before any sandbox exists: nothing of it is ever written anywhere.
+        emit({ type: 'patch', source: patch.source, sha256: patch.sha256, text: inspected.text, status: 'unsafe', reason: patch.reason ?? '', files: patch.files, tampered: [] });
+        graded = scoreAgent(fixture.manifest.tests, patch, null);
+      } else {
+        sandbox = await timer.run('create', () => o.backend.create({ runId: o.runId, fixtureId: fixture.id, ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}) }));
+        const out = await score(o, timer, sandbox, inspected, (s) => (staging = s));
+        ({ red, green, patch, graded } = out);
       }
-      scored = scoreSelfcheck(fixture.manifest.tests, red, patch ?? inspected.summary, green);
     }
   } catch (e) {
     if (o.signal.aborted || isRedgreenError(e, 'INTERRUPTED')) throw new RedgreenError('INTERRUPTED', 'interrupted', undefined, { cause: e });
     error = { code: isRedgreenError(e) ? e.code : 'INTERNAL', message: describeError(e) };
-    emit({ type: 'error', phase: current, code: error.code, message: error.message });
-    scored = { verdict: 'infra_error', reason: `${current ?? 'run'}: ${error.message}` };
+    emit({ type: 'error', phase: timer.current, code: error.code, message: error.message });
+    graded = { verdict: 'infra_error', reason: `${timer.current ?? 'run'}: ${error.message}` };
   } finally {
     const sb = sandbox as Sandbox | null;
-    if (sb) await phase('destroy', () => sb.destroy());
-    await staging?.then((s) => s.dispose(), () => undefined);
+    if (sb) await timer.run('destroy', () => sb.destroy());
+    await (staging as Promise<Staging> | null)?.then((s) => s.dispose(), () => undefined);
   }
-  emit({ type: 'verdict', verdict: scored.verdict, reason: scored.reason });
+  emit({ type: 'verdict', verdict: graded.verdict, reason: graded.reason });
   return {
     fixtureId: fixture.id,
     title: fixture.manifest.title,
     runner: fixture.manifest.runner,
-    verdict: scored.verdict,
-    reason: scored.reason,
     backend: o.backend.name,
     sandboxId: (sandbox as Sandbox | null)?.id ?? null,
     startedAt: startedAt.toISOString(),
     durationMs: Math.round(performance.now() - t0),
-    timings,
+    timings: timer.timings,
     red,
     green,
-    patch: patch ?? inspected.summary,
+    patch,
     observed: red && green ? observeTransitions(red, green) : null,
+    ...(mode === 'run' ? { subject: o.provider.subject } : {}),
     ...(error ? { error } : {}),
+    ...graded,
   };
 }
 
+/** Reasons a fixture cannot be graded at all, found without running anything. */
+function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): string | null {
+  if (!adapterFor(fixture.manifest.runner)) return `runner "${fixture.manifest.runner}" is not supported by this version of redgreen`;
+  if (mode === 'run' && !fixture.manifest.tests.failToPass.length) {
+    return 'tests.failToPass is empty, so nothing can be resolved: run `redgreen selfcheck <id> --write` first';
+  }
+  return null;
+}
+
+async function score(o: FixtureRunOptions, timer: PhaseTimer, sb: Sandbox, inspected: InspectedPatch, keepStaging: (s: Promise<Staging>) => void) {
+  const { fixture, emit } = o;
+  const tests = fixture.manifest.tests;
+  let red: TestPhase | null = null;
+  let green: TestPhase | null = null;
+  let patch: PatchSummary = inspected.summary;
+  emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
+  const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit };
+  const stats = await timer.run('upload', () => sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES }));
+  emit({ type: 'upload', ...stats });
+  // The staging copy for the patch is made while setup and RED run.
+  const staging = inspected.parsed ? Staging.create(fixture.dir, FIXTURE_META_FILES) : null;
+  if (staging) {
+    staging.catch(() => undefined);
+    keepStaging(staging);
+  }
+  const setupFailure = await timer.run('setup', () => runSetup(ctx));
+  if (setupFailure) {
+    return { red, green, patch, graded: { verdict: (setupFailure.timedOut ? 'timeout' : 'infra_error') as Verdict, reason: setupFailure.reason } };
+  }
+  if (o.mode === 'selfcheck' || o.baseline) {
+    red = await timer.run('red', () => runTests(ctx, 'red', o.repeat));
+    const invalid = o.mode === 'run' ? checkBaseline(tests, red) : null;
+    if (invalid) return { red, green, patch, graded: { verdict: 'invalid_fixture' as Verdict, reason: invalid } };
+    if (red.state === 'timeout') return { red, green, patch, graded: scoreSelfcheck(tests, red, patch, null) };
+  }
+  patch = await timer.run('patch', () => applyPatch(ctx, inspected, staging, { fuzzy: o.mode === 'run' }));
+  if (patch.status === 'applied') green = await timer.run('green', () => runTests(ctx, 'green', o.repeat));
+  const graded: Graded = o.mode === 'selfcheck' ? scoreSelfcheck(tests, red!, patch, green) : scoreAgent(tests, patch, green);
+  return { red, green, patch, graded };
+}
+
 /** Runs the manifest's setup commands within one time budget; returns why it failed, if it did. */
-async function runSetup(ctx: FixtureContext): Promise<{ reason: string; timedOut: boolean } | null> {
+export async function runSetup(ctx: FixtureContext): Promise<{ reason: string; timedOut: boolean } | null> {
   const setup = ctx.fixture.manifest.setup;
   if (!setup?.commands.length) return null;
   const deadline = performance.now() + setup.timeoutSec * 1000;

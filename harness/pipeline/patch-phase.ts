@@ -14,8 +14,10 @@ import type { PatchSummary } from './result.js';
 export interface PatchInput {
   source: string;
   text: string | null;
-  /** Why `text` is null (e.g. the oracle file does not exist). */
+  /** Why `text` is null (e.g. the oracle file does not exist), or what stopped the agent. */
   missing?: string;
+  /** The agent hit its time limit (its patch, if any, is kept for the report). */
+  timedOut?: boolean;
 }
 
 export interface InspectedPatch {
@@ -32,12 +34,14 @@ export function sha256(text: string | Buffer): string {
 }
 
 /** Parses and guards a patch against the fixture's tree, before anything is written anywhere. */
-export async function inspectPatch(input: PatchInput, fixture: Fixture): Promise<InspectedPatch> {
-  const base = { source: input.source, files: [], tampered: [] };
+export async function inspectPatch(input: PatchInput, fixture: Fixture, options: { allowEmpty?: boolean } = {}): Promise<InspectedPatch> {
+  const base = { source: input.source, files: [], tampered: [], fuzzy: false };
   if (input.text === null) {
     return { summary: { ...base, sha256: null, status: 'missing', reason: input.missing ?? 'no patch' }, parsed: null, text: null };
   }
   const hash = sha256(input.text);
+  // An agent that changed nothing is graded like any other patch: its tests simply stay RED.
+  if (options.allowEmpty && !input.text.trim()) return { summary: { ...base, sha256: hash, status: 'none', reason: 'empty patch' }, parsed: null, text: input.text };
   try {
     const parsed = parsePatch(input.text);
     await guardPatch(parsed, fixture.dir);
@@ -55,12 +59,13 @@ export function protectedGlobs(fixture: Fixture): string[] {
 }
 
 /** Applies an inspected patch in the staging copy, then writes the changed files into the sandbox. */
-export async function applyPatch(ctx: FixtureContext, patch: InspectedPatch, staging: Promise<Staging> | null): Promise<PatchSummary> {
+export async function applyPatch(ctx: FixtureContext, patch: InspectedPatch, staging: Promise<Staging> | null, options: { fuzzy?: boolean } = {}): Promise<PatchSummary> {
   const { summary, parsed, text } = patch;
   ctx.emit({ type: 'patch', source: summary.source, sha256: summary.sha256, text, status: summary.status, ...(summary.reason ? { reason: summary.reason } : {}), files: summary.files, tampered: [] });
+  if (summary.status === 'none' && summary.reason === 'empty patch') return { ...summary, status: 'applied' };
   if (!parsed || text === null || !staging) return summary;
   const stage = await staging;
-  const outcome = await stage.apply(text, parsed);
+  const outcome = await stage.apply(text, parsed, options);
   if (outcome.status !== 'applied') {
     const failed = { ...summary, status: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}) };
     ctx.emit({ type: 'error', phase: 'patch', code: 'PATCH_DOES_NOT_APPLY', message: failed.reason ?? outcome.status });
@@ -69,5 +74,5 @@ export async function applyPatch(ctx: FixtureContext, patch: InspectedPatch, sta
   const synced = await syncPatch(ctx.sandbox, stage.dir, parsed, protectedMatcher(protectedGlobs(ctx.fixture)));
   for (const p of synced.removed) ctx.emit({ type: 'file', phase: 'patch', path: p, bytes: 0, sha256: '', action: 'remove' });
   for (const w of synced.written) ctx.emit({ type: 'file', phase: 'patch', ...w, action: 'write' });
-  return { ...summary, status: 'applied', tampered: synced.tampered };
+  return { ...summary, status: 'applied', tampered: synced.tampered, fuzzy: Boolean(outcome.fuzzy), ...(outcome.reason ? { reason: outcome.reason } : {}) };
 }

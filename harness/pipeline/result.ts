@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { VerdictSchema } from '../scoring/verdicts.js';
 
-export const PHASES = ['create', 'upload', 'setup', 'red', 'patch', 'green', 'destroy'] as const;
+export const PHASES = ['agent', 'create', 'upload', 'setup', 'red', 'patch', 'green', 'destroy'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export const TestCaseSchema = z.object({
@@ -42,6 +42,8 @@ export const PatchSummarySchema = z.object({
   files: z.array(z.string()).default([]),
   /** Protected paths the patch changed; kept as the fixture had them. */
   tampered: z.array(z.string()).default([]),
+  /** Applied only by the fuzzy fallback (reduced context, whitespace ignored). */
+  fuzzy: z.boolean().default(false),
 });
 export type PatchSummary = z.infer<typeof PatchSummarySchema>;
 
@@ -62,5 +64,13 @@ export const FixtureResultSchema = z.object({
   /** failToPass / passToPass as this run observed them. */
   observed: z.object({ failToPass: z.array(z.string()), passToPass: z.array(z.string()) }).nullable(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
+  /** Agent runs: which patch source (model, agent command) this result grades. */
+  subject: z.string().optional(),
+  /** Agent runs: declared tests passing after the patch. */
+  failToPass: z.object({ passed: z.number(), total: z.number() }).nullable().optional(),
+  passToPass: z.object({ passed: z.number(), total: z.number() }).nullable().optional(),
+  flakyDependence: z.array(z.string()).optional(),
+  /** Attempts made (infrastructure errors are retried). */
+  attempts: z.number().optional(),
 });
 export type FixtureResult = z.infer<typeof FixtureResultSchema>;

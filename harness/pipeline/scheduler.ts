@@ -5,17 +5,23 @@ import type { BrokenFixture, Fixture } from '../fixtures/load.js';
 import type { SandboxBackend } from '../sandbox/types.js';
 import type { RunObserver } from './events.js';
 import { runFixture } from './fixture-run.js';
-import type { PatchInput } from './patch-phase.js';
+import type { PatchProvider } from './provider.js';
 import type { FixtureResult } from './result.js';
 
 export interface ScheduleOptions {
+  mode: 'selfcheck' | 'run';
   fixtures: Fixture[];
   broken: BrokenFixture[];
   backend: SandboxBackend;
   runId: string;
   concurrency: number;
   repeat: number;
-  patchFor: (fixture: Fixture) => Promise<PatchInput>;
+  provider: PatchProvider;
+  /** Run mode: the RED baseline before grading (default on). */
+  baseline?: boolean;
+  /** Infrastructure errors are retried this many times, with exponential backoff. */
+  infraRetries?: number;
+  retryBaseMs?: number;
   signal: AbortSignal;
   observer: RunObserver;
 }
@@ -44,6 +50,31 @@ function brokenResult(b: BrokenFixture, backend: string): FixtureResult {
   };
 }
 
+/**
+ * An infrastructure failure says nothing about the fixture or the patch, so it is retried a
+ * bounded number of times with exponential backoff before it is reported as infra_error.
+ */
+async function withRetries(o: ScheduleOptions, attempt: () => Promise<FixtureResult>): Promise<FixtureResult> {
+  const retries = o.infraRetries ?? 2;
+  for (let i = 0; ; i++) {
+    const r = await attempt();
+    if (r.verdict !== 'infra_error' || i >= retries || o.signal.aborted) return { ...r, attempts: i + 1 };
+    await sleepUnlessAborted((o.retryBaseMs ?? 1000) * 2 ** i, o.signal);
+  }
+}
+
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** Runs fixtures in parallel (p-limit); each is independent and owns its sandbox. */
 export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> {
   const results: FixtureResult[] = [];
@@ -66,16 +97,22 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
         }
         o.observer.onFixtureStart?.(fixture.id);
         try {
-          const result = await runFixture({
-            fixture,
-            fixtureSha256: await fingerprintFixture(fixture),
-            backend: o.backend,
-            runId: o.runId,
-            patch: await o.patchFor(fixture),
-            repeat: o.repeat,
-            signal: o.signal,
-            emit: (event) => o.observer.onEvent?.(fixture.id, event),
-          });
+          const result = await withRetries(o, () =>
+            fingerprintFixture(fixture).then((fixtureSha256) =>
+              runFixture({
+                mode: o.mode,
+                fixture,
+                fixtureSha256,
+                backend: o.backend,
+                runId: o.runId,
+                provider: o.provider,
+                repeat: o.repeat,
+                baseline: o.baseline ?? true,
+                signal: o.signal,
+                emit: (event) => o.observer.onEvent?.(fixture.id, event),
+              }),
+            ),
+          );
           results.push(result);
           await o.observer.onFixtureEnd?.(fixture.id, result);
         } catch (e) {

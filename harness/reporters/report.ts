@@ -29,6 +29,8 @@ export const ReportSchema = z.object({
   schema: z.literal(REPORT_SCHEMA),
   runId: z.string(),
   mode: z.enum(['selfcheck', 'run']),
+  /** What was graded: "oracle" for selfcheck, a model or an agent for runs. */
+  subject: z.string(),
   backend: z.string(),
   concurrency: z.number(),
   repeat: z.number(),

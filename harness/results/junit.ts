@@ -20,6 +20,8 @@ const parser = new XMLParser({
   textNodeName: '#text',
   parseAttributeValue: false,
   parseTagValue: false,
+  // Numeric character references (`&#10;` in pytest's message attributes) are only decoded with it.
+  htmlEntities: true,
   isArray: (name) => ['testsuite', 'testcase', 'failure', 'error', 'skipped'].includes(name),
 });
 

@@ -21,7 +21,8 @@ export default async function* redgreenReporter(source) {
         file: d.file || null,
         path: [...stack, d.name],
         type: details.type || 'test',
-        status: event.type === 'test:pass' ? (d.skip !== undefined || d.todo !== undefined ? 'skipped' : 'passed') : 'failed',
+        // A todo test may fail without failing the run (node counts it as todo): not a failure.
+        status: d.skip !== undefined || d.todo !== undefined ? 'skipped' : event.type === 'test:pass' ? 'passed' : 'failed',
         durationMs: typeof details.duration_ms === 'number' ? Math.round(details.duration_ms) : undefined,
         message: err ? String((err.cause && err.cause.message) || err.message || err).slice(0, 2000) : undefined,
       }) + '\\n';

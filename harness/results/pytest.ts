@@ -6,12 +6,16 @@ import { countTests, dedupe, type ParseInput, type RunnerAdapter, type TestCase,
 export function pytestId(c: JUnitCase): string {
   if (!c.file) return c.classname ? `${c.classname.replace(/\./g, '/')}.py::${c.name}` : c.name;
   const file = c.file.split(path.sep).join('/');
+  // Every test has at least its module as classname; an empty one is a module that failed to
+  // collect, whose node id is the file itself (pytest prints `ERROR tests/test_x.py`).
+  if (!c.classname) return file;
   const module = file.replace(/\.py$/, '').replace(/\//g, '.');
   const classes = c.classname.startsWith(`${module}.`) ? c.classname.slice(module.length + 1).split('.') : [];
   return [file, ...classes, c.name].join('::');
 }
 
-const LINE = /^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+?::\S+)(?: - .*)?$/;
+// A parametrised id may hold spaces (`test_p[a b]`), so the brackets are read as a whole.
+const LINE = /^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+?::[^\s[]+(?:\[.*?\])?)(?: - .*)?$/;
 
 /** Fallback: the `-rA` style summary lines pytest prints. */
 function parseStdout(out: string): TestCase[] {

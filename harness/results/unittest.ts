@@ -3,7 +3,9 @@ import { countTests, dedupe, type RunnerAdapter, type TestCase, type TestStatus 
 // `test_x (pkg.mod.Class.test_x) ... ok` (3.11+) or `test_x (pkg.mod.Class) ... ok` (older);
 // a docstring's first line may follow the parenthesis on the next line before " ... ".
 const HEAD = /^(\w+) \(([\w.]+)\)(.*)$/;
-const RESULT = /\.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)\b/;
+// The verdict ends a line: right after " ... ", or on a line of its own when the test printed
+// something after the " ... " (print() to stderr, or to stdout with `2>&1`).
+const RESULT = /(?:^|\.\.\. )(ok|FAIL|ERROR|skipped|expected failure|unexpected success)(?: ['"].*)?$/;
 
 function statusOf(word: string): TestStatus {
   if (word === 'ok' || word === 'unexpected success') return word === 'ok' ? 'passed' : 'failed';
@@ -24,7 +26,7 @@ export function parseUnittestVerbose(text: string): TestCase[] {
     // The verdict is on this line, or on the next when a docstring line sits between; output
     // printed by the test itself can push it further, so look a few lines ahead.
     for (let j = i; j < Math.min(lines.length, i + 50); j++) {
-      const r = RESULT.exec(j === i ? rest : lines[j]!);
+      const r = RESULT.exec((j === i ? rest : lines[j]!).trimEnd());
       if (r) {
         tests.push({ id, status: statusOf(r[1]!) });
         break;

@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { oraclePatch } from '../../harness/commands/selfcheck.js';
+import { oracleProvider } from '../../harness/agents/static.js';
+import type { PatchProvider } from '../../harness/pipeline/provider.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
@@ -44,6 +45,14 @@ export async function makeProject(fixtures: Record<string, InlineFixture>): Prom
 
 /** Selfcheck through the real scheduler and local backend; returns results and every event. */
 export async function selfcheckProject(p: Project, opts: { repeat?: number; signal?: AbortSignal } = {}) {
+  return runProject(p, { ...opts, mode: 'selfcheck', provider: oracleProvider });
+}
+
+/** Any mode and patch source through the real scheduler and local backend. */
+export async function runProject(
+  p: Project,
+  opts: { mode: 'selfcheck' | 'run'; provider: PatchProvider; repeat?: number; signal?: AbortSignal; baseline?: boolean },
+) {
   const { fixtures, broken } = await discoverFixtures(p);
   const events: { id: string; event: FixtureEvent }[] = [];
   const outcome = await runFixtures({
@@ -51,9 +60,12 @@ export async function selfcheckProject(p: Project, opts: { repeat?: number; sign
     broken,
     backend: new LocalBackend(),
     runId: 'test',
+    mode: opts.mode,
+    provider: opts.provider,
+    baseline: opts.baseline ?? true,
+    retryBaseMs: 10,
     concurrency: 2,
     repeat: opts.repeat ?? 1,
-    patchFor: oraclePatch,
     signal: opts.signal ?? new AbortController().signal,
     observer: { onEvent: (id, event) => events.push({ id, event }) },
   });

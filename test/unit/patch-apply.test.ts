@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, chmod, cp, mkdir, mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -152,6 +152,18 @@ describe('Staging', () => {
   it('applies a `git diff --no-prefix` patch at strip 0', async () => {
     const fx = await fixture();
     const text = await patchFor(fx, fixCalc, '--no-prefix');
+    const s = await staging(fx);
+    expect(await s.apply(text, parsePatch(text))).toEqual({ status: 'applied' });
+    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toContain('a / b');
+  });
+
+  it('applies a plain `diff -u` patch at strip 0', async () => {
+    const fx = await fixture();
+    const work = await tempDir('rg-diffu-');
+    await writeTree(work, { 'src/calc.py.orig': await readFile(path.join(fx, 'src/calc.py')) });
+    await cp(path.join(work, 'src/calc.py.orig'), path.join(work, 'src/calc.py'));
+    await fixCalc(work);
+    const text = spawnSync('diff', ['-u', 'src/calc.py.orig', 'src/calc.py'], { cwd: work, encoding: 'utf8' }).stdout;
     const s = await staging(fx);
     expect(await s.apply(text, parsePatch(text))).toEqual({ status: 'applied' });
     await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toContain('a / b');

@@ -1,0 +1,41 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { PatchInput } from '../pipeline/patch-phase.js';
+import type { PatchProvider } from '../pipeline/provider.js';
+
+const rel = (p: string) => path.relative(process.cwd(), p) || p;
+
+/** The fixture's own reference fix. A missing file is a patch error, not a crash. */
+export const oracleProvider: PatchProvider = {
+  kind: 'static',
+  subject: 'oracle',
+  async patchFor(fixture): Promise<PatchInput> {
+    const source = `oracle:${rel(fixture.oraclePath)}`;
+    try {
+      return { source, text: await readFile(fixture.oraclePath, 'utf8') };
+    } catch {
+      return { source, text: null, missing: `no oracle patch at ${rel(fixture.oraclePath)}` };
+    }
+  },
+};
+
+/** The do-nothing baseline: an empty patch, so every valid fixture stays RED. */
+export const nopProvider: PatchProvider = {
+  kind: 'static',
+  subject: 'nop',
+  async patchFor(): Promise<PatchInput> {
+    return { source: 'nop', text: '' };
+  },
+};
+
+/** Patches given in memory, by fixture id (a predictions file, a patch folder). */
+export function mapProvider(subject: string, patches: ReadonlyMap<string, { source: string; text: string }>): PatchProvider {
+  return {
+    kind: 'static',
+    subject,
+    async patchFor(fixture): Promise<PatchInput> {
+      const p = patches.get(fixture.id);
+      return p ? { source: p.source, text: p.text } : { source: subject, text: null, missing: `${subject} has no patch for ${fixture.id}` };
+    },
+  };
+}

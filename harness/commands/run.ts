@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { commandAgent } from '../agents/command.js';
+import { loadPatches } from '../agents/patch-sources.js';
+import { nopProvider, oracleProvider } from '../agents/static.js';
+import { RunOptionsSchema } from '../config/options.js';
+import { resolvePaths } from '../config/paths.js';
+import { RedgreenError } from '../errors.js';
+import { discoverFixtures } from '../fixtures/load.js';
+import type { PatchProvider } from '../pipeline/provider.js';
+import { execute, printOutcomes, worstExitCode, type ExecuteOutcome } from './execute.js';
+
+export const AgentRunOptionsSchema = RunOptionsSchema.extend({
+  patches: z.string().min(1).optional(),
+  agent: z.string().min(1).optional(),
+  agentTimeout: z.coerce.number().positive().max(86_400).default(1800),
+  agentNetwork: z.boolean().default(false),
+  baseline: z.boolean().default(true),
+});
+export type AgentRunOptions = z.infer<typeof AgentRunOptionsSchema>;
+
+/**
+ * Grades patches (predictions, a patch folder) or an agent (a command, `nop`, `oracle`) over the
+ * fixtures. Several models in one predictions file are graded as separate runs.
+ */
+export async function run(ids: string[], options: AgentRunOptions): Promise<number> {
+  if (Boolean(options.patches) === Boolean(options.agent)) {
+    throw new RedgreenError('USAGE', 'give exactly one of --patches <file|dir> or --agent <command|nop|oracle>');
+  }
+  const discovery = await discoverFixtures(resolvePaths(options), ids);
+  const known = new Set(discovery.fixtures.map((f) => f.id));
+  let providers: PatchProvider[];
+  if (options.patches) {
+    const loaded = await loadPatches(options.patches, known);
+    for (const p of loaded.problems) process.stderr.write(`warning: ${p.where}: ${p.message} — skipped\n`);
+    providers = loaded.providers;
+    if (!providers.length) throw new RedgreenError('USAGE', `${options.patches}: no usable patch`, 'see the warnings above');
+  } else if (options.agent === 'nop') providers = [nopProvider];
+  else if (options.agent === 'oracle') providers = [oracleProvider];
+  else providers = [commandAgent(options.agent!, { timeoutSec: options.agentTimeout, network: options.agentNetwork })];
+
+  const outcomes: ExecuteOutcome[] = [];
+  for (const provider of providers) {
+    const outcome = await execute({ mode: 'run', ids, options, provider, baseline: options.baseline, discovery, label: providers.length > 1 ? provider.subject : undefined });
+    outcomes.push(outcome);
+    if (outcome.report.interrupted) break;
+  }
+  printOutcomes(outcomes, options.json);
+  return worstExitCode(outcomes.map((o) => o.exitCode));
+}

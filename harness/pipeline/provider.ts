@@ -1,0 +1,22 @@
+import type { Fixture } from '../fixtures/load.js';
+import type { SandboxBackend } from '../sandbox/types.js';
+import type { FixtureEvent } from './events.js';
+import type { PatchInput } from './patch-phase.js';
+
+export interface ProviderContext {
+  backend: SandboxBackend;
+  runId: string;
+  signal: AbortSignal;
+  emit: (event: FixtureEvent) => void;
+}
+
+/**
+ * Where a fixture's patch comes from (harness/agents/ implements these). An `agent` provider does
+ * real work in a sandbox of its own, timed as the fixture's agent phase; a `static` one only reads.
+ */
+export interface PatchProvider {
+  readonly kind: 'static' | 'agent';
+  /** Names what is graded: "oracle", "nop", a model name, an agent command. */
+  readonly subject: string;
+  patchFor(fixture: Fixture, ctx: ProviderContext): Promise<PatchInput>;
+}
