@@ -22,10 +22,18 @@ describe('exit-code adapter', () => {
   });
 
   it('is one failing test for any other exit code', () => {
-    for (const code of [exitOf('false'), exitOf('exit 2'), exitOf('redgreen-no-such-command 2>/dev/null')]) {
+    for (const code of [exitOf('false'), exitOf('exit 2')]) {
       const report = exitCodeAdapter.parse({ report: null, stdout: '', stderr: '', exitCode: code, workdir: '/w' });
       expect(report.tests).toEqual([{ id: 'exit-code', status: 'failed' }]);
       expect(checkPhase(report, code, false)).toEqual({ state: 'fail', problems: [] });
     }
+  });
+
+  it('is no result at all when the command cannot run (126/127): the phase is broken, not failed', () => {
+    const code = exitOf('redgreen-no-such-command 2>/dev/null');
+    expect(code).toBe(127);
+    const report = exitCodeAdapter.parse({ report: null, stdout: '', stderr: '', exitCode: code, workdir: '/w' });
+    expect(report.tests).toEqual([]);
+    expect(checkPhase(report, code, false).state).toBe('broken');
   });
 });
