@@ -5,14 +5,18 @@ const counts = (p: { counts: { passed: number; failed: number; errors: number } 
   p ? `${p.counts.failed + p.counts.errors} failed / ${p.counts.passed} passed` : '—';
 
 /** The final table: one row per fixture, then the totals with their denominators. */
+const ratio = (c: { passed: number; total: number } | null | undefined) => (c ? `${c.passed}/${c.total}` : '—');
+
 export function renderTable(report: Report): string {
+  const run = report.mode === 'run';
   const table = new Table({
-    head: ['fixture', 'verdict', 'RED', 'GREEN', 'time'],
+    head: ['fixture', 'verdict', ...(run ? ['failToPass', 'passToPass'] : []), 'RED', 'GREEN', 'time'],
     style: { head: [], border: [] },
     wordWrap: true,
   });
   for (const f of report.fixtures) {
-    table.push([f.fixtureId, f.verdict, counts(f.red), counts(f.green), `${(f.durationMs / 1000).toFixed(2)}s`]);
+    const graded = run ? [ratio(f.failToPass), ratio(f.passToPass)] : [];
+    table.push([f.fixtureId, f.verdict, ...graded, counts(f.red), counts(f.green), `${(f.durationMs / 1000).toFixed(2)}s`]);
   }
   const s = report.summary;
   const label = report.mode === 'selfcheck' ? 'valid' : 'resolved';

@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { ReportSchema } from '../../harness/reporters/report.js';
+import { REPO, runCli } from '../helpers/cli.js';
+
+const dirs: string[] = [];
+async function out(): Promise<string> {
+  const d = await mkdtemp(path.join(os.tmpdir(), 'rg-e2e-run-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+const where = (d: string) => ['--reports', d, '--transcripts', d];
+
+describe('redgreen run', () => {
+  test('--agent oracle resolves every valid bundled fixture; --agent nop resolves none', async () => {
+    const d = await out();
+    const oracle = await runCli(['run', '--agent', 'oracle', '--json', ...where(d)]);
+    expect(oracle.code).toBe(0);
+    const r = ReportSchema.parse(JSON.parse(oracle.stdout));
+    expect(r.subject).toBe('oracle');
+    expect(r.summary.byVerdict).toEqual({ resolved: 8 });
+    expect(r.summary.denominators).toEqual({ all: 8, scored: 8 });
+    const nop = await runCli(['run', 'bug02_off_by_one', 'js_cart_total', '--agent', 'nop', '--json', ...where(d)]);
+    expect(nop.code).toBe(1);
+    const n = ReportSchema.parse(JSON.parse(nop.stdout));
+    expect(n.summary.byVerdict).toEqual({ unresolved: 2 });
+    expect(n.fixtures.map((f) => f.failToPass)).toEqual([{ passed: 0, total: 2 }, { passed: 0, total: 2 }]);
+  });
+
+  test('--patches predictions.jsonl: one run per model, bad lines named with their number, the rest graded', async () => {
+    const d = await out();
+    const oracle = readFileSync(path.join(REPO, 'oracles/bug02_off_by_one.patch'), 'utf8');
+    const preds = path.join(d, 'preds.jsonl');
+    await writeFile(
+      preds,
+      [
+        JSON.stringify({ instance_id: 'bug02_off_by_one', model_name_or_path: 'good-model', model_patch: oracle }),
+        JSON.stringify({ instance_id: 'bug02_off_by_one', model_name_or_path: 'lazy-model', model_patch: '' }),
+        'this line is not json',
+        JSON.stringify({ instance_id: 'bug99_nowhere', model_name_or_path: 'good-model', model_patch: oracle }),
+      ].join('\n'),
+    );
+    const r = await runCli(['run', 'bug02_off_by_one', '--patches', preds, '--json', ...where(d)]);
+    expect(r.stderr).toContain('warning: preds.jsonl:3: not valid JSON');
+    expect(r.stderr).toContain('warning: preds.jsonl:4: unknown fixture "bug99_nowhere"');
+    const { runs } = JSON.parse(r.stdout) as { runs: unknown[] };
+    const reports = runs.map((x) => ReportSchema.parse(x));
+    expect(reports.map((x) => [x.subject, x.fixtures[0]!.verdict])).toEqual([
+      ['good-model', 'resolved'],
+      ['lazy-model', 'unresolved'],
+    ]);
+    expect(r.code).toBe(1);
+  });
+
+  test('usage: exactly one patch source; an unreadable predictions file is a usage error', async () => {
+    const none = await runCli(['run']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('give exactly one of --patches');
+    const missing = await runCli(['run', '--patches', '/nonexistent/preds.jsonl']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('does not exist');
+  });
+});
