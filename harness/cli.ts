@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
-import { parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './config/options.js';
+import { BACKENDS, parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './config/options.js';
 import { harnessVersion, resolvePaths } from './config/paths.js';
 import { newFixture } from './commands/new.js';
 import { AgentRunOptionsSchema, run } from './commands/run.js';
@@ -22,7 +22,7 @@ function pathOptions(cmd: Command): Command {
 
 function runOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--backend <name>', 'sandbox backend').choices(['local']).default('local'))
+    .addOption(new Option('--backend <name>', 'sandbox backend (auto: the strongest available)').choices([...BACKENDS]).default('local'))
     .option('-j, --concurrency <n>', 'fixtures run in parallel (default: CPU count)')
     .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky', '1')
     .option('--json', 'print the report as JSON on stdout')

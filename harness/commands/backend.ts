@@ -1,11 +1,27 @@
+import type { RunOptions } from '../config/options.js';
+import type { ProjectPaths } from '../config/paths.js';
+import { BwrapBackend } from '../sandbox/bwrap.js';
 import { LocalBackend } from '../sandbox/local.js';
 import type { SandboxBackend } from '../sandbox/types.js';
-import type { ProjectPaths } from '../config/paths.js';
-import type { RunOptions } from '../config/options.js';
 
-export function createBackend(options: RunOptions, paths: ProjectPaths): SandboxBackend {
+/** The backend a run asked for; `auto` picks the strongest one that works on this machine. */
+export async function createBackend(options: RunOptions, paths: ProjectPaths): Promise<SandboxBackend> {
+  const local = () => new LocalBackend({ passEnv: options.passEnv, cacheDir: paths.cacheDir });
+  const bwrap = () => new BwrapBackend({ passEnv: options.passEnv, cacheDir: paths.cacheDir });
   switch (options.backend) {
     case 'local':
-      return new LocalBackend({ passEnv: options.passEnv, cacheDir: paths.cacheDir });
+      return local();
+    case 'bwrap': {
+      const b = bwrap();
+      await b.probe();
+      return b;
+    }
+    case 'auto': {
+      const b = bwrap();
+      return b.probe().then(
+        () => b,
+        () => local(),
+      );
+    }
   }
 }

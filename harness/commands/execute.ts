@@ -40,7 +40,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   const paths = resolvePaths(options);
   const { fixtures, broken } = input.discovery ?? (await discoverFixtures(paths, input.ids));
   const runId = newRunId(input.mode, input.label);
-  const backend = createBackend(options, paths);
+  const backend = await createBackend(options, paths);
   const writer = await TranscriptWriter.open(paths.transcriptsDir, {
     runId,
     mode: input.mode,

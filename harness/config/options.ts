@@ -12,7 +12,7 @@ const intFromCli = (min: number, max: number) =>
     return n;
   });
 
-export const BACKENDS = ['local'] as const;
+export const BACKENDS = ['local', 'bwrap', 'auto'] as const;
 
 export const PathOptionsSchema = z.object({
   root: z.string().optional(),

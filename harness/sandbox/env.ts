@@ -1,3 +1,7 @@
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
 /**
  * The environment a sandboxed command sees is built from an allowlist, never from the
  * harness's own process.env: tokens and keys in the harness's environment stay out.
@@ -12,6 +16,8 @@ export const HOST_ENV_ALLOWLIST: readonly string[] = [
   'TZ',
   'PYENV_ROOT',
   'PYENV_VERSION',
+  'RUSTUP_HOME',
+  'RUSTUP_TOOLCHAIN',
   'NODE_EXTRA_CA_CERTS',
   'SSL_CERT_FILE',
   'SSL_CERT_DIR',
@@ -45,5 +51,9 @@ export function sandboxEnv(options: {
     if (v !== undefined) env[name] = v;
   }
   if (!env.PATH) env.PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+  // rustup's proxies (cargo, rustc) find their toolchains under $HOME/.rustup by default; the
+  // sandbox's HOME is private, so point them at the host's (read-only use).
+  const rustup = path.join(os.homedir(), '.rustup');
+  if (!env.RUSTUP_HOME && existsSync(rustup)) env.RUSTUP_HOME = rustup;
   return { ...env, ...options.extra, ...options.fixed };
 }

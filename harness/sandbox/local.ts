@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { RedgreenError } from '../errors.js';
 import { sandboxEnv } from './env.js';
-import { runProcess } from './process.js';
+import { HostFiles } from './host-files.js';
+import { HostSandbox } from './host-sandbox.js';
 import { killTree, MARKER_VAR } from './kill.js';
 import { resolveInside } from './paths.js';
-import { copyTree, walkTree } from './tree.js';
-import type { ExecOptions, ExecResult, FileToWrite, Sandbox, SandboxBackend, SandboxSpec, UploadOptions, UploadStats } from './types.js';
+import { runProcess } from './process.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from './types.js';
 
 export interface LocalBackendOptions {
   /** Where sandboxes are created (default: the OS temp dir). */
@@ -37,27 +38,19 @@ export class LocalBackend implements SandboxBackend {
       await rm(root, { recursive: true, force: true });
       throw e;
     }
-    return new LocalSandbox(root, spec, this.options);
+    return new LocalSandbox(root, this.options);
   }
 }
 
-class LocalSandbox implements Sandbox {
+class LocalSandbox extends HostSandbox {
   readonly backend = 'local';
-  readonly id: string;
-  readonly workdir: string;
-  readonly scratchDir: string;
   private readonly env: Record<string, string>;
-  private destroyed = false;
-  private readonly running = new Set<Promise<unknown>>();
 
-  constructor(
-    private readonly root: string,
-    spec: SandboxSpec,
-    options: LocalBackendOptions,
-  ) {
-    this.id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
-    this.workdir = path.join(root, 'workspace');
-    this.scratchDir = path.join(root, 'scratch');
+  constructor(root: string, options: LocalBackendOptions) {
+    const workdir = path.join(root, 'workspace');
+    const scratch = path.join(root, 'scratch');
+    const files = new HostFiles([workdir, scratch].map((d) => ({ inside: d, host: d })), workdir);
+    super(`${path.basename(root)}-${randomBytes(4).toString('hex')}`, workdir, scratch, root, files);
     const cache = options.cacheDir;
     this.env = sandboxEnv({
       host: process.env,
@@ -67,15 +60,10 @@ class LocalSandbox implements Sandbox {
         HOME: path.join(root, 'home'),
         TMPDIR: path.join(root, 'tmp'),
         [MARKER_VAR]: this.id,
-        REDGREEN_WORKSPACE: this.workdir,
-        REDGREEN_SCRATCH: this.scratchDir,
+        REDGREEN_WORKSPACE: workdir,
+        REDGREEN_SCRATCH: scratch,
       },
     });
-    void spec;
-  }
-
-  private assertAlive(): void {
-    if (this.destroyed) throw new RedgreenError('SANDBOX_DESTROYED', `sandbox ${this.id} was destroyed`);
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
@@ -83,61 +71,16 @@ class LocalSandbox implements Sandbox {
     const cwd = options.cwd ? await resolveInside([this.workdir, this.scratchDir], options.cwd, this.workdir) : this.workdir;
     const [file, ...args] = typeof command === 'string' ? ['/bin/sh', '-c', command] : command;
     if (!file) throw new RedgreenError('USAGE', 'exec needs a command');
-    const run = runProcess(file, args, {
-      cwd,
-      env: { ...this.env, ...options.env, [MARKER_VAR]: this.id },
-      timeoutMs: options.timeoutMs,
-      maxOutputBytes: options.maxOutputBytes,
-      onOutput: options.onOutput,
-      signal: options.signal,
-      killTree: (pgid) => killTree(pgid, this.id),
-    });
-    this.running.add(run);
-    try {
-      return await run;
-    } finally {
-      this.running.delete(run);
-    }
-  }
-
-  async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
-    this.assertAlive();
-    return copyTree(await walkTree(hostDir, options), hostDir, this.workdir);
-  }
-
-  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
-    this.assertAlive();
-    for (const f of files) {
-      const dest = await resolveInside([this.workdir, this.scratchDir], f.path, this.workdir);
-      await mkdir(path.dirname(dest), { recursive: true });
-      await rm(dest, { force: true });
-      await writeFile(dest, f.content, { mode: f.mode ?? 0o644 });
-      await chmod(dest, f.mode ?? 0o644);
-    }
-  }
-
-  async removeFiles(paths: readonly string[]): Promise<void> {
-    this.assertAlive();
-    for (const p of paths) {
-      const dest = await resolveInside([this.workdir, this.scratchDir], p, this.workdir);
-      await rm(dest, { force: true, recursive: true });
-    }
-  }
-
-  async readFile(p: string): Promise<Buffer> {
-    this.assertAlive();
-    return readFile(await resolveInside([this.workdir, this.scratchDir], p, this.workdir));
-  }
-
-  async destroy(): Promise<void> {
-    if (this.destroyed) return;
-    this.destroyed = true;
-    try {
-      await killTree(undefined, this.id);
-      await Promise.allSettled([...this.running]);
-    } catch {
-      // destroy never throws; removal below still runs
-    }
-    await rm(this.root, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+    return this.track(
+      runProcess(file, args, {
+        cwd,
+        env: { ...this.env, ...options.env, [MARKER_VAR]: this.id },
+        timeoutMs: options.timeoutMs,
+        maxOutputBytes: options.maxOutputBytes,
+        onOutput: options.onOutput,
+        signal: options.signal,
+        killTree: (pgid) => killTree(pgid, this.id),
+      }),
+    );
   }
 }

@@ -1,9 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { BwrapBackend } from '../../harness/sandbox/bwrap.js';
 import { LocalBackend } from '../../harness/sandbox/local.js';
 import type { SandboxBackend } from '../../harness/sandbox/types.js';
 
 /**
- * Every backend the conformance suite runs against. A backend whose tool is missing is listed
- * as unavailable with the reason; in CI (CI=true) that is a failure, never a silent skip.
+ * Every backend the conformance suite runs against. A backend whose tool is missing is left out
+ * locally; in CI (CI=true) a missing tool is an error, never a silent skip.
  */
 export interface BackendCase {
   name: string;
@@ -12,6 +14,16 @@ export interface BackendCase {
   isolating: boolean;
 }
 
+function available(name: string, probe: string[]): boolean {
+  const ok = spawnSync(probe[0]!, probe.slice(1), { stdio: 'ignore' }).status === 0;
+  if (!ok && process.env.CI) throw new Error(`CI must run the ${name} backend's tests, but \`${probe.join(' ')}\` fails: install it in .ci/run`);
+  return ok;
+}
+
 export function backendCases(): BackendCase[] {
-  return [{ name: 'local', make: () => new LocalBackend(), isolating: false }];
+  const cases: BackendCase[] = [{ name: 'local', make: () => new LocalBackend(), isolating: false }];
+  if (available('bwrap', ['bwrap', '--unshare-all', '--ro-bind', '/', '/', 'true'])) {
+    cases.push({ name: 'bwrap', make: () => new BwrapBackend(), isolating: true });
+  }
+  return cases;
 }

@@ -1,0 +1,82 @@
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Where a bubblewrap sandbox's own folders appear inside it. */
+export const BWRAP_WORKSPACE = '/workspace';
+export const BWRAP_SCRATCH = '/redgreen';
+export const BWRAP_HOME = '/home/sandbox';
+export const BWRAP_CACHE = '/cache';
+
+/** What of /etc the runtimes need: certificates, users, name resolution, the dynamic linker. */
+const ETC = ['ssl', 'ca-certificates', 'ca-certificates.conf', 'alternatives', 'passwd', 'group', 'nsswitch.conf', 'hosts', 'resolv.conf', 'localtime', 'npmrc', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'python3', 'mime.types', 'os-release', 'debian_version'];
+const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+export interface BwrapHost {
+  /** Host folders holding runtimes outside /usr (pyenv, rustup, nvm …), bound read-only. */
+  runtimeRoots: string[];
+}
+
+/**
+ * Runtime folders to expose: PATH entries outside the system folders (and outside `exclude`,
+ * the harness's own tree), plus version-manager roots those entries need.
+ */
+export function detectRuntimeRoots(env: NodeJS.ProcessEnv, exclude: string[]): string[] {
+  const roots = new Set<string>();
+  const home = os.homedir();
+  for (const dir of (env.PATH ?? '').split(':')) {
+    if (!dir || !path.isAbsolute(dir) || !existsSync(dir)) continue;
+    if (SYSTEM.some((s) => dir === s || dir.startsWith(`${s}/`))) continue;
+    // npm puts node_modules/.bin on PATH: a project's tree is never a runtime to expose.
+    if (dir.split('/').includes('node_modules')) continue;
+    if (exclude.some((e) => dir === e || dir.startsWith(`${e}/`))) continue;
+    roots.add(dir);
+  }
+  const pyenv = env.PYENV_ROOT;
+  if (pyenv && existsSync(pyenv)) {
+    for (const r of [...roots]) if (r.startsWith(`${pyenv}/`)) roots.delete(r);
+    roots.add(pyenv);
+  }
+  const rustup = env.RUSTUP_HOME ?? path.join(home, '.rustup');
+  if ([...roots].some((r) => r.includes('.cargo')) && existsSync(rustup)) roots.add(rustup);
+  return [...roots].sort();
+}
+
+export interface BwrapArgsInput {
+  host: BwrapHost;
+  workspaceHost: string;
+  scratchHost: string;
+  homeHost: string;
+  tmpHost: string;
+  cwd: string;
+  env: Record<string, string>;
+  network: boolean;
+  /** A shared download cache, bound read-write only for setup (network) commands. */
+  cacheHost?: string;
+}
+
+/**
+ * bubblewrap's argv: every namespace unshared (no network unless asked), a read-only and minimal
+ * host (system folders, selected /etc, runtime roots — never the host's home), a private
+ * workspace, scratch, HOME and /tmp, a cleared environment, no capabilities, a new session, and
+ * death with the harness.
+ */
+export function bwrapArgs(i: BwrapArgsInput): string[] {
+  const a = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'redgreen'];
+  if (i.network) a.push('--share-net');
+  for (const s of SYSTEM) {
+    if (!existsSync(s)) continue;
+    const st = lstatSync(s);
+    if (st.isSymbolicLink()) a.push('--symlink', readlinkSync(s), s);
+    else a.push('--ro-bind', s, s);
+  }
+  for (const e of ETC) if (existsSync(`/etc/${e}`)) a.push('--ro-bind', `/etc/${e}`, `/etc/${e}`);
+  for (const r of i.host.runtimeRoots) a.push('--ro-bind', r, r);
+  a.push('--proc', '/proc', '--dev', '/dev');
+  a.push('--bind', i.tmpHost, '/tmp', '--bind', i.homeHost, BWRAP_HOME);
+  a.push('--bind', i.workspaceHost, BWRAP_WORKSPACE, '--bind', i.scratchHost, BWRAP_SCRATCH);
+  if (i.network && i.cacheHost) a.push('--bind', i.cacheHost, BWRAP_CACHE);
+  a.push('--chdir', i.cwd, '--clearenv');
+  for (const [k, v] of Object.entries(i.env)) a.push('--setenv', k, v);
+  return a;
+}

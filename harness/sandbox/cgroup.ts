@@ -1,0 +1,80 @@
+import { access, constants, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface Limits {
+  /** Memory for everything in the sandbox, in MiB. */
+  memoryMb: number;
+  /** Processes and threads at once. */
+  pids: number;
+  /** Largest file a process may write, in MiB (RLIMIT_FSIZE). */
+  fileSizeMb: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { memoryMb: 4096, pids: 1024, fileSizeMb: 1024 };
+
+const V1 = '/sys/fs/cgroup';
+
+const writable = (p: string) => access(p, constants.W_OK).then(() => true, () => false);
+
+/**
+ * A cgroup per sandbox for its memory and process limits (cgroup v2, or v1's memory and pids
+ * hierarchies). Commands join it before bubblewrap starts, so nothing they fork escapes it.
+ * Where cgroups are not writable, `create` returns null and only rlimits apply.
+ */
+export class SandboxCgroup {
+  private constructor(readonly dirs: string[]) {}
+
+  static async create(name: string, limits: Limits): Promise<SandboxCgroup | null> {
+    const v2 = await readFile(`${V1}/cgroup.controllers`, 'utf8').catch(() => null);
+    if (v2 !== null) {
+      if (!v2.includes('memory') || !v2.includes('pids') || !(await writable(V1))) return null;
+      const dir = path.join(V1, name);
+      if (!(await mkdir(dir).then(() => true, () => false))) return null;
+      await writeFile(path.join(dir, 'memory.max'), String(limits.memoryMb * 1024 * 1024));
+      await writeFile(path.join(dir, 'pids.max'), String(limits.pids));
+      return new SandboxCgroup([dir]);
+    }
+    const mem = path.join(V1, 'memory', name);
+    const pids = path.join(V1, 'pids', name);
+    if (!(await writable(path.join(V1, 'memory'))) || !(await writable(path.join(V1, 'pids')))) return null;
+    const made: string[] = [];
+    try {
+      for (const d of [mem, pids]) {
+        await mkdir(d);
+        made.push(d);
+      }
+      await writeFile(path.join(mem, 'memory.limit_in_bytes'), String(limits.memoryMb * 1024 * 1024));
+      await writeFile(path.join(pids, 'pids.max'), String(limits.pids));
+      return new SandboxCgroup(made);
+    } catch {
+      await Promise.all(made.map((d) => rmdir(d).catch(() => undefined)));
+      return null;
+    }
+  }
+
+  /** A shell prefix that moves the shell into the cgroup, then execs the rest. */
+  joinScript(): string {
+    return this.dirs.map((d) => `echo $$ > '${d}/cgroup.procs'`).join(' && ');
+  }
+
+  /**
+   * Kills whatever is still in the cgroup and removes it. A killed task stays listed until the
+   * kernel has finished its exit, so removal waits for the list to empty (bounded).
+   */
+  async remove(): Promise<void> {
+    for (const d of this.dirs) {
+      const deadline = Date.now() + 5000;
+      while (!(await rmdir(d).then(() => true, () => false)) && Date.now() < deadline) {
+        const pids = (await readFile(path.join(d, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
+        for (const pid of pids) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+        await new Promise((r) => setTimeout(r, pids.length ? 10 : 1));
+      }
+    }
+  }
+}
