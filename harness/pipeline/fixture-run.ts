@@ -27,6 +27,9 @@ export interface FixtureRunOptions {
   baseline: boolean;
   signal: AbortSignal;
   emit: (event: FixtureEvent) => void;
+  /** performance.now() when the run started: phases are placed on the run's timeline. */
+  clock0?: number;
+  slot?: number;
 }
 
 type Graded = Pick<FixtureResult, 'verdict' | 'reason'> & Partial<Pick<FixtureResult, 'failToPass' | 'passToPass' | 'flakyDependence'>>;
@@ -39,7 +42,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   const { fixture, emit, mode } = o;
   const startedAt = new Date();
   const t0 = performance.now();
-  const timer = new PhaseTimer(emit);
+  const timer = new PhaseTimer(emit, o.clock0);
   let sandbox: Sandbox | null = null;
   let staging: Promise<Staging> | null = null;
   let red: TestPhase | null = null;
@@ -89,6 +92,8 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     startedAt: startedAt.toISOString(),
     durationMs: Math.round(performance.now() - t0),
     timings: timer.timings,
+    spans: timer.spans,
+    ...(o.slot !== undefined ? { slot: o.slot } : {}),
     red,
     green,
     patch,

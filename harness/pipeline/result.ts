@@ -70,6 +70,10 @@ export const FixtureResultSchema = z.object({
   failToPass: z.object({ passed: z.number(), total: z.number() }).nullable().optional(),
   passToPass: z.object({ passed: z.number(), total: z.number() }).nullable().optional(),
   flakyDependence: z.array(z.string()).optional(),
+  /** Phases on the run's clock (ms since the run started), for the timeline. */
+  spans: z.array(z.object({ phase: z.string(), startMs: z.number(), durationMs: z.number() })).default([]),
+  /** The worker slot (0 … concurrency-1) the fixture ran in. */
+  slot: z.number().optional(),
   /** Attempts made (infrastructure errors are retried). */
   attempts: z.number().optional(),
 });

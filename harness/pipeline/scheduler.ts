@@ -42,6 +42,7 @@ function brokenResult(b: BrokenFixture, backend: string): FixtureResult {
     startedAt: new Date().toISOString(),
     durationMs: 0,
     timings: {},
+    spans: [],
     red: null,
     green: null,
     patch: null,
@@ -88,6 +89,9 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
     results.push(r);
   }
   const limit = pLimit(Math.max(1, o.concurrency));
+  const clock0 = performance.now();
+  // Worker slots for the timeline: a fixture takes the lowest free one.
+  const free = Array.from({ length: Math.max(1, o.concurrency) }, (_, i) => i);
   await Promise.all(
     o.fixtures.map((fixture) =>
       limit(async () => {
@@ -96,6 +100,8 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
           return;
         }
         o.observer.onFixtureStart?.(fixture.id);
+        free.sort((a, b) => a - b);
+        const slot = free.shift() ?? 0;
         try {
           const result = await withRetries(o, () =>
             fingerprintFixture(fixture).then((fixtureSha256) =>
@@ -110,6 +116,8 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
                 baseline: o.baseline ?? true,
                 signal: o.signal,
                 emit: (event) => o.observer.onEvent?.(fixture.id, event),
+                clock0,
+                slot,
               }),
             ),
           );
@@ -118,6 +126,8 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
         } catch (e) {
           if (!isRedgreenError(e, 'INTERRUPTED')) throw e;
           unfinished.push(fixture.id);
+        } finally {
+          free.push(slot);
         }
       }),
     ),
