@@ -26,7 +26,9 @@ function runOptions(cmd: Command): Command {
     .option('-j, --concurrency <n>', 'fixtures run in parallel (default: CPU count)')
     .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky', '1')
     .option('--json', 'print the report as JSON on stdout')
-    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, []);
+    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, [])
+    .option('--resume <run-id>', 'continue an interrupted run: finished fixtures are kept, the others run again')
+    .option('--force', 'with --resume: resume even if fixtures or oracles changed since');
 }
 
 function program(): Command {

@@ -7,7 +7,10 @@ import { runFixtures } from '../pipeline/scheduler.js';
 import { summarize, writeReport, type Report } from '../reporters/report.js';
 import { renderTable } from '../reporters/table.js';
 import { TerminalReporter } from '../reporters/terminal.js';
+import { loadResumePoint, setAsideAttempt, type ResumePoint } from '../transcripts/resume.js';
 import { TranscriptWriter } from '../transcripts/writer.js';
+import { RedgreenError } from '../errors.js';
+import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { createBackend } from './backend.js';
 import { exitCodeFor } from './exit-code.js';
 
@@ -21,6 +24,8 @@ export interface ExecuteInput {
   discovery?: Discovery;
   /** Appended to the run id, to tell runs of several models apart. */
   label?: string;
+  /** Continue an interrupted run: its finished fixtures are kept, the others run again. */
+  resume?: { runId: string; force: boolean };
 }
 
 export interface ExecuteOutcome {
@@ -38,17 +43,24 @@ export interface ExecuteOutcome {
 export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   const { options } = input;
   const paths = resolvePaths(options);
-  const { fixtures, broken } = input.discovery ?? (await discoverFixtures(paths, input.ids));
-  const runId = newRunId(input.mode, input.label);
+  const discovery = input.discovery ?? (await discoverFixtures(paths, input.ids));
+  const resumed = input.resume ? await prepareResume(paths.transcriptsDir, input, discovery) : null;
+  const runId = resumed?.state.runId ?? newRunId(input.mode, input.label);
   const backend = await createBackend(options, paths);
-  const writer = await TranscriptWriter.open(paths.transcriptsDir, {
-    runId,
-    mode: input.mode,
-    backend: backend.name,
-    options: { concurrency: options.concurrency, repeat: options.repeat, ids: input.ids, subject: input.provider.subject, baseline: input.baseline ?? true },
-    fixtureIds: [...broken.map((b) => b.id), ...fixtures.map((f) => f.id)],
-    version: harnessVersion(),
-  });
+  const kept = resumed?.kept ?? new Map<string, FixtureResult>();
+  const fixtures = discovery.fixtures.filter((f) => !kept.has(f.id));
+  const broken = discovery.broken.filter((b) => !kept.has(b.id));
+  const writer = resumed
+    ? await TranscriptWriter.reopen(resumed.dir, resumed.state)
+    : await TranscriptWriter.open(paths.transcriptsDir, {
+        runId,
+        mode: input.mode,
+        backend: backend.name,
+        options: { concurrency: options.concurrency, repeat: options.repeat, ids: input.ids, subject: input.provider.subject, baseline: input.baseline ?? true },
+        fixtureIds: [...broken.map((b) => b.id), ...fixtures.map((f) => f.id)],
+        version: harnessVersion(),
+      });
+  if (kept.size) process.stderr.write(`resuming ${runId}: ${kept.size} fixture(s) kept, ${fixtures.length + broken.length} to run\n`);
   const terminal = new TerminalReporter(fixtures.length + broken.length);
   const controller = new AbortController();
   let interrupts = 0;
@@ -60,7 +72,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const startedAt = new Date();
+  const startedAt = resumed ? new Date(resumed.state.startedAt) : new Date();
   let results: FixtureResult[] = [];
   let unfinished: string[] = [];
   try {
@@ -95,6 +107,12 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     process.off('SIGTERM', onSignal);
     terminal.close();
   }
+  if (kept.size) {
+    // Back in the order of the fixture set, as an uninterrupted run reports them.
+    const order = [...discovery.broken.map((b) => b.id), ...discovery.fixtures.map((f) => f.id)];
+    const byId = new Map([...kept, ...results.map((r) => [r.fixtureId, r] as const)]);
+    results = order.flatMap((id) => byId.get(id) ?? []);
+  }
   const interrupted = controller.signal.aborted;
   await writer.close(interrupted ? 'interrupted' : 'completed', unfinished);
   const finishedAt = new Date();
@@ -115,7 +133,33 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     fixtures: results,
   };
   const reportPath = await writeReport(paths.reportsDir, report);
-  return { report, reportPath, transcriptDir: writer.dir, exitCode: exitCodeFor(results, interrupted), fixtures };
+  return { report, reportPath, transcriptDir: writer.dir, exitCode: exitCodeFor(results, interrupted), fixtures: discovery.fixtures };
+}
+
+/**
+ * Checks that a run can be resumed with what is on disk now: same mode and patch source, and
+ * (unless forced) fixtures whose content is what the transcript recorded.
+ */
+async function prepareResume(transcriptsDir: string, input: ExecuteInput, discovery: Discovery): Promise<ResumePoint> {
+  const point = await loadResumePoint(transcriptsDir, input.resume!.runId);
+  const { state } = point;
+  if (state.mode !== input.mode) throw new RedgreenError('USAGE', `run ${state.runId} is a ${state.mode} run; resume it with \`redgreen ${state.mode} --resume ${state.runId}\``);
+  const subject = state.options.subject;
+  if (subject !== undefined && subject !== input.provider.subject) {
+    throw new RedgreenError('USAGE', `run ${state.runId} graded "${String(subject)}", not "${input.provider.subject}"`, 'resume with the same --patches/--agent as the interrupted run');
+  }
+  const changed: string[] = [];
+  for (const f of discovery.fixtures) {
+    const recorded = point.recordedHashes.get(f.id);
+    if (recorded && recorded !== (await fingerprintFixture(f))) changed.push(f.id);
+  }
+  if (changed.length && !input.resume!.force) {
+    throw new RedgreenError('USAGE', `fixtures or oracles changed since run ${state.runId} was recorded: ${changed.join(', ')}`, 'resume with --force to keep the old results anyway, or start a new run');
+  }
+  for (const id of changed) point.kept.delete(id);
+  const stamp = Date.now();
+  for (const id of Object.keys(state.fixtures)) if (!point.kept.has(id)) await setAsideAttempt(point.dir, id, stamp);
+  return point;
 }
 
 /** The table and where the files are, or the report as JSON (an object per run, in `runs` when several). */

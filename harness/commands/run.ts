@@ -7,6 +7,7 @@ import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { discoverFixtures } from '../fixtures/load.js';
 import type { PatchProvider } from '../pipeline/provider.js';
+import { loadResumePoint } from '../transcripts/resume.js';
 import { execute, printOutcomes, worstExitCode, type ExecuteOutcome } from './execute.js';
 
 export const AgentRunOptionsSchema = RunOptionsSchema.extend({
@@ -38,9 +39,16 @@ export async function run(ids: string[], options: AgentRunOptions): Promise<numb
   else if (options.agent === 'oracle') providers = [oracleProvider];
   else providers = [commandAgent(options.agent!, { timeoutSec: options.agentTimeout, network: options.agentNetwork })];
 
+  const resume = options.resume ? { runId: options.resume, force: options.force } : undefined;
+  if (resume && providers.length > 1) {
+    // One run id per model: resume the one whose subject the run recorded.
+    const subject = (await loadResumePoint(resolvePaths(options).transcriptsDir, resume.runId)).state.options.subject;
+    providers = providers.filter((p) => p.subject === subject);
+  }
   const outcomes: ExecuteOutcome[] = [];
   for (const provider of providers) {
-    const outcome = await execute({ mode: 'run', ids, options, provider, baseline: options.baseline, discovery, label: providers.length > 1 ? provider.subject : undefined });
+    const label = providers.length > 1 ? provider.subject : undefined;
+    const outcome = await execute({ mode: 'run', ids, options, provider, baseline: options.baseline, discovery, label, ...(resume ? { resume } : {}) });
     outcomes.push(outcome);
     if (outcome.report.interrupted) break;
   }

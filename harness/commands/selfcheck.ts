@@ -5,7 +5,7 @@ import { execute, printOutcomes } from './execute.js';
 
 /** Every fixture RED → oracle → GREEN; `--write` records the observed test lists in the manifests. */
 export async function selfcheck(ids: string[], options: SelfcheckOptions): Promise<number> {
-  const outcome = await execute({ mode: 'selfcheck', ids, options, provider: oracleProvider });
+  const outcome = await execute({ mode: 'selfcheck', ids, options, provider: oracleProvider, ...(options.resume ? { resume: { runId: options.resume, force: options.force } } : {}) });
   printOutcomes([outcome], options.json);
   if (options.write) {
     const byId = new Map(outcome.fixtures.map((f) => [f.id, f]));

@@ -28,6 +28,8 @@ export const RunOptionsSchema = PathOptionsSchema.extend({
   repeat: intFromCli(1, 100).default(1),
   json: z.boolean().default(false),
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'variable names only')).default([]),
+  resume: z.string().min(1).optional(),
+  force: z.boolean().default(false),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;
 

@@ -26,6 +26,13 @@ export class TranscriptWriter implements RunObserver {
     private readonly state: RunState,
   ) {}
 
+  /** Continues a run's transcript folder (resume): same run id, same run.json, status running again. */
+  static async reopen(dir: string, state: RunState): Promise<TranscriptWriter> {
+    const w = new TranscriptWriter(dir, { ...state, status: 'running' });
+    await w.saveRun();
+    return w;
+  }
+
   static async open(root: string, init: Pick<RunState, 'runId' | 'mode' | 'backend' | 'options'> & { fixtureIds: string[]; version: string }): Promise<TranscriptWriter> {
     const dir = path.join(root, init.runId);
     await mkdir(dir, { recursive: true });
