@@ -12,6 +12,7 @@ import { TranscriptWriter } from '../transcripts/writer.js';
 import { RedgreenError } from '../errors.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { createBackend } from './backend.js';
+import { gcHostSandboxes } from '../sandbox/host-gc.js';
 import { exitCodeFor } from './exit-code.js';
 
 export interface ExecuteInput {
@@ -47,6 +48,8 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   const resumed = input.resume ? await prepareResume(paths.transcriptsDir, input, discovery) : null;
   const runId = resumed?.state.runId ?? newRunId(input.mode, input.label);
   const backend = await createBackend(options, paths);
+  // Leftovers of runs that were killed (kill -9, power loss): their processes and folders.
+  await gcHostSandboxes();
   const kept = resumed?.kept ?? new Map<string, FixtureResult>();
   const fixtures = discovery.fixtures.filter((f) => !kept.has(f.id));
   const broken = discovery.broken.filter((b) => !kept.has(b.id));

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { writeOwner } from '../sandbox/host-gc.js';
 import { copyTree, walkTree } from '../sandbox/tree.js';
 import type { ParsedPatch } from './parse.js';
 
@@ -30,6 +31,7 @@ export class Staging {
     const root = await mkdtemp(path.join(os.tmpdir(), 'redgreen-staging-'));
     const dir = path.join(root, 'tree');
     try {
+      await writeOwner(root, path.basename(root), 'staging');
       await copyTree(await walkTree(fixtureDir, { skip }), fixtureDir, dir);
       // An empty repository makes git apply resolve paths from here, never from a repo above.
       const git = simpleGit({ baseDir: dir, config: ['core.autocrlf=false'] }).env({

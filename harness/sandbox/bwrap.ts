@@ -12,6 +12,7 @@ import { HostFiles } from './host-files.js';
 import { killTree, MARKER_VAR } from './kill.js';
 import { runProcess } from './process.js';
 import { HostSandbox } from './host-sandbox.js';
+import { writeOwner } from './host-gc.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from './types.js';
 
 export interface BwrapBackendOptions {
@@ -57,6 +58,7 @@ export class BwrapBackend implements SandboxBackend {
     try {
       await Promise.all(['workspace', 'scratch', 'home', 'tmp'].map((d) => mkdir(path.join(root, d))));
       const id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
+      await writeOwner(root, id, spec.runId);
       const cgroup = await SandboxCgroup.create(`redgreen-${id}`, this.limits);
       return new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options);
     } catch (e) {

@@ -6,6 +6,7 @@ import { RedgreenError } from '../errors.js';
 import { sandboxEnv } from './env.js';
 import { HostFiles } from './host-files.js';
 import { HostSandbox } from './host-sandbox.js';
+import { writeOwner } from './host-gc.js';
 import { killTree, MARKER_VAR } from './kill.js';
 import { resolveInside } from './paths.js';
 import { runProcess } from './process.js';
@@ -38,7 +39,9 @@ export class LocalBackend implements SandboxBackend {
       await rm(root, { recursive: true, force: true });
       throw e;
     }
-    return new LocalSandbox(root, this.options);
+    const sandbox = new LocalSandbox(root, this.options);
+    await writeOwner(root, sandbox.id, spec.runId);
+    return sandbox;
   }
 }
 

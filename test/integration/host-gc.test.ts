@@ -1,0 +1,33 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { gcHostSandboxes } from '../../harness/sandbox/host-gc.js';
+import { REPO } from '../helpers/cli.js';
+import { processesWith, uniqueSleep } from '../helpers/procs.js';
+
+describe('gc of host sandboxes left by a killed harness', () => {
+  test.each(['local', 'bwrap'])('%s: kill -9 of the harness, then gc kills the sandbox processes and removes the folder', async (backend) => {
+    const t = uniqueSleep();
+    // A harness process that creates a sandbox, starts a long command and is then killed -9.
+    const script = `
+      const { ${backend === 'local' ? 'LocalBackend: B' : 'BwrapBackend: B'} } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox', `${backend}.js`))});
+      const sb = await new B().create({ runId: 'gc-test', fixtureId: 'gc' });
+      console.log(JSON.stringify({ workdir: sb.workdir }));
+      await sb.exec('sleep ${t}');`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
+    const { workdir } = JSON.parse(line) as { workdir: string };
+    await expect.poll(() => processesWith(t).length, { timeout: 5000 }).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.on('close', r));
+    const removed = await gcHostSandboxes();
+    if (backend === 'local') {
+      // bwrap's --die-with-parent already ended its processes; a local sandbox's live on until gc.
+      expect(removed.some((r) => workdir.startsWith(r))).toBe(true);
+      expect(existsSync(workdir)).toBe(false);
+    }
+    expect(removed.length).toBeGreaterThan(0);
+    expect(processesWith(t)).toEqual([]);
+  });
+});
