@@ -7,7 +7,9 @@ import { discoverFixtures, type Fixture } from '../fixtures/load.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { runFixture } from '../pipeline/fixture-run.js';
 import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
+import { BwrapBackend } from '../sandbox/bwrap.js';
 import { LocalBackend } from '../sandbox/local.js';
+import { runFixtures } from '../pipeline/scheduler.js';
 import type { SandboxBackend } from '../sandbox/types.js';
 import { bareWork } from './bare.js';
 import { median, ms, p95, timeIt } from './stats.js';
@@ -17,23 +19,23 @@ const MICRO = Number(process.env.BENCH_MICRO ?? 50);
 
 /** create + upload + destroy of a small fixture, and exec of `true`, many times. */
 async function sandboxMicro(backend: SandboxBackend, fixture: Fixture): Promise<void> {
-  const lifecycle: number[] = [];
-  const create: number[] = [];
-  const execTrue: number[] = [];
+  const t = { create: [] as number[], upload: [] as number[], exec: [] as number[], destroy: [] as number[] };
   for (let i = 0; i < MICRO; i++) {
-    const t0 = performance.now();
-    const sb = await backend.create({ runId: 'bench', fixtureId: fixture.id });
-    create.push(performance.now() - t0);
-    await sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
-    execTrue.push(await timeIt(() => sb.exec(['true'])));
-    const t1 = performance.now();
-    await sb.destroy();
-    lifecycle.push(performance.now() - t0 - (performance.now() - t1 > 0 ? execTrue.at(-1)! : 0));
+    let sb: Awaited<ReturnType<SandboxBackend['create']>> | undefined;
+    t.create.push(await timeIt(async () => (sb = await backend.create({ runId: 'bench', fixtureId: fixture.id }))));
+    t.upload.push(await timeIt(() => sb!.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES })));
+    t.exec.push(await timeIt(() => sb!.exec(['true'])));
+    t.destroy.push(await timeIt(() => sb!.destroy()));
   }
+  const sum = (...xs: number[][]) => xs[0]!.map((_, i) => xs.reduce((a, x) => a + x[i]!, 0));
+  const line = (label: string, xs: number[]) => console.log(`  ${label.padEnd(28)}  median ${ms(median(xs)).padStart(9)}   p95 ${ms(p95(xs)).padStart(9)}`);
   console.log(`\n${backend.name} sandbox (${MICRO} rounds, fixture ${fixture.id})`);
-  console.log(`  create                        median ${ms(median(create))}   p95 ${ms(p95(create))}`);
-  console.log(`  create + upload + destroy     median ${ms(median(lifecycle))}   p95 ${ms(p95(lifecycle))}   (target < 30 ms)`);
-  console.log(`  exec true                     median ${ms(median(execTrue))}   p95 ${ms(p95(execTrue))}`);
+  line('create', t.create);
+  line('upload', t.upload);
+  line('exec true', t.exec);
+  line('destroy', t.destroy);
+  line('create + destroy', sum(t.create, t.destroy));
+  line('create + upload + destroy', sum(t.create, t.upload, t.destroy));
 }
 
 /** The harness's selfcheck against the bare work, fixture by fixture, interleaved round by round. */
@@ -81,13 +83,44 @@ async function overhead(backend: SandboxBackend, fixtures: Fixture[]): Promise<v
   console.log(`  ${[...phases].map(([p, v]) => `${p} ${ms(median(v) * fixtures.length)}`).join('   ')}`);
 }
 
+/** A whole selfcheck (default concurrency) on each backend, beside the local one. */
+async function selfcheckPerBackend(backends: SandboxBackend[], fixtures: Fixture[]): Promise<void> {
+  console.log('\nwhole selfcheck per backend (all fixtures, concurrency = CPU count)');
+  let localMs = 0;
+  for (const backend of backends) {
+    const t0 = performance.now();
+    const { results } = await runFixtures({
+      mode: 'selfcheck',
+      provider: oracleProvider,
+      fixtures,
+      broken: [],
+      backend,
+      runId: 'bench',
+      concurrency: os.availableParallelism(),
+      repeat: 1,
+      signal: new AbortController().signal,
+      observer: {},
+    });
+    const took = performance.now() - t0;
+    if (backend.name === 'local') localMs = took;
+    const bad = results.filter((r) => r.verdict !== 'valid').map((r) => `${r.fixtureId}=${r.verdict}`);
+    console.log(`  ${backend.name.padEnd(8)} ${ms(took).padStart(12)}   ${localMs ? `${(took / localMs).toFixed(2)}× local` : ''}${bad.length ? `   NOT VALID: ${bad.join(', ')}` : ''}`);
+  }
+}
+
 async function main(): Promise<void> {
   const paths = resolvePaths({ root: path.resolve(process.env.BENCH_ROOT ?? '.') });
   const { fixtures } = await discoverFixtures(paths, process.argv.slice(2));
   console.log(`redgreen bench — node ${process.version}, ${os.cpus().length} cpus, ${fixtures.length} fixtures`);
   const local = new LocalBackend({ cacheDir: paths.cacheDir });
-  await sandboxMicro(local, fixtures.find((f) => f.id === 'bug02_off_by_one') ?? fixtures[0]!);
+  const small = fixtures.find((f) => f.id === 'bug02_off_by_one') ?? fixtures[0]!;
+  const others: SandboxBackend[] = [];
+  const bwrap = new BwrapBackend({ cacheDir: paths.cacheDir });
+  if (await bwrap.probe().then(() => true, (e: Error) => (console.log(`\nbwrap: skipped (${e.message})`), false))) others.push(bwrap);
+  await sandboxMicro(local, small);
+  for (const b of others) await sandboxMicro(b, small);
   await overhead(local, fixtures);
+  await selfcheckPerBackend([local, ...others], fixtures);
   console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 }
 
