@@ -28,7 +28,8 @@ function runOptions(cmd: Command): Command {
     .option('--json', 'print the report as JSON on stdout')
     .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, [])
     .option('--resume <run-id>', 'continue an interrupted run: finished fixtures are kept, the others run again')
-    .option('--force', 'with --resume: resume even if fixtures or oracles changed since');
+    .option('--force', 'with --resume: resume even if fixtures or oracles changed since')
+    .option('--no-cache', 'run every setup instead of reusing cached results');
 }
 
 function program(): Command {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { RedgreenError } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { runCommand, type FixtureContext } from '../pipeline/context.js';
-import { runSetup } from '../pipeline/fixture-run.js';
+import { runSetup } from '../pipeline/setup.js';
 import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
 import type { PatchInput } from '../pipeline/patch-phase.js';
 import type { PatchProvider, ProviderContext } from '../pipeline/provider.js';
@@ -39,7 +39,7 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
       const source = `agent:${template}`;
       const sandbox = await pc.backend.create({ runId: pc.runId, fixtureId: `${fixture.id}-agent` });
       try {
-        const ctx: FixtureContext = { fixture, sandbox, signal: pc.signal, emit: pc.emit };
+        const ctx: FixtureContext = { fixture, sandbox, signal: pc.signal, emit: pc.emit, setupCache: pc.setupCache };
         await sandbox.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
         const issueFile = `${sandbox.scratchDir}/ISSUE.md`;
         await sandbox.writeFiles([{ path: issueFile, content: await readFile(fixture.issuePath).catch(() => Buffer.from('')) }]);

@@ -12,6 +12,8 @@ import { TranscriptWriter } from '../transcripts/writer.js';
 import { RedgreenError } from '../errors.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { createBackend } from './backend.js';
+import path from 'node:path';
+import { SetupCache } from '../pipeline/setup-cache.js';
 import { gcHostSandboxes } from '../sandbox/host-gc.js';
 import { exitCodeFor } from './exit-code.js';
 
@@ -90,6 +92,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       concurrency: options.concurrency,
       repeat: options.repeat,
       signal: controller.signal,
+      setupCache: options.cache ? new SetupCache(path.join(paths.cacheDir, 'setup')) : null,
       observer: {
         onFixtureStart: (id) => {
           writer.onFixtureStart(id);

@@ -29,6 +29,8 @@ export const RunOptionsSchema = PathOptionsSchema.extend({
   json: z.boolean().default(false),
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'variable names only')).default([]),
   resume: z.string().min(1).optional(),
+  /** Reuse cached setup results (node_modules …) keyed by the lockfiles. */
+  cache: z.boolean().default(true),
   force: z.boolean().default(false),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;

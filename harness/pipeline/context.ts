@@ -2,6 +2,7 @@ import type { Fixture } from '../fixtures/load.js';
 import type { Sandbox, ExecResult, ExecOptions } from '../sandbox/types.js';
 import type { FixtureEvent, StreamRecord } from './events.js';
 import type { Phase } from './result.js';
+import type { SetupCache } from './setup-cache.js';
 
 /** Bytes of each output stream kept in the transcript (the exec keeps more for parsing). */
 export const TRANSCRIPT_OUTPUT_BYTES = 64 * 1024;
@@ -12,6 +13,8 @@ export interface FixtureContext {
   sandbox: Sandbox;
   signal: AbortSignal;
   emit(event: FixtureEvent): void;
+  /** Where setup results are cached (null: always run setup). */
+  setupCache: SetupCache | null;
 }
 
 function record(text: string, info: ExecResult['stdoutInfo']): StreamRecord {

@@ -15,6 +15,7 @@ export type FixtureEvent =
   | { type: 'phase'; phase: Phase; status: 'start' | 'end'; durationMs?: number }
   | { type: 'sandbox'; sandboxId: string; backend: string; workdir: string }
   | { type: 'upload'; files: number; bytes: number }
+  | { type: 'cache'; key: string; hit: boolean; bytes: number; paths: string[] }
   | {
       type: 'command';
       phase: Phase;

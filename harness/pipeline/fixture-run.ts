@@ -7,7 +7,9 @@ import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
 import { scoreSelfcheck } from '../scoring/selfcheck.js';
 import type { Verdict } from '../scoring/verdicts.js';
-import { runCommand, type FixtureContext } from './context.js';
+import type { FixtureContext } from './context.js';
+import { runSetup } from './setup.js';
+import type { SetupCache } from './setup-cache.js';
 import type { FixtureEvent } from './events.js';
 import { applyPatch, FIXTURE_META_FILES, inspectPatch, type InspectedPatch } from './patch-phase.js';
 import { PhaseTimer } from './phase-timer.js';
@@ -27,6 +29,7 @@ export interface FixtureRunOptions {
   baseline: boolean;
   signal: AbortSignal;
   emit: (event: FixtureEvent) => void;
+  setupCache?: SetupCache | null;
   /** performance.now() when the run started: phases are placed on the run's timeline. */
   clock0?: number;
   slot?: number;
@@ -57,7 +60,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     if (invalid) {
       graded = { verdict: 'invalid_fixture', reason: invalid };
     } else {
-      const ctx = { backend: o.backend, runId: o.runId, signal: o.signal, emit };
+      const ctx = { backend: o.backend, runId: o.runId, signal: o.signal, emit, setupCache: o.setupCache ?? null };
       const input = o.provider.kind === 'agent' ? await timer.run('agent', () => o.provider.patchFor(fixture, ctx)) : await o.provider.patchFor(fixture, ctx);
       const inspected = await inspectPatch(input, fixture, { allowEmpty: mode === 'run' });
       patch = inspected.summary;
@@ -120,7 +123,7 @@ async function score(o: FixtureRunOptions, timer: PhaseTimer, sb: Sandbox, inspe
   let green: TestPhase | null = null;
   let patch: PatchSummary = inspected.summary;
   emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
-  const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit };
+  const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null };
   const stats = await timer.run('upload', () => sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES }));
   emit({ type: 'upload', ...stats });
   // The staging copy for the patch is made while setup and RED run.
@@ -143,22 +146,4 @@ async function score(o: FixtureRunOptions, timer: PhaseTimer, sb: Sandbox, inspe
   if (patch.status === 'applied') green = await timer.run('green', () => runTests(ctx, 'green', o.repeat));
   const graded: Graded = o.mode === 'selfcheck' ? scoreSelfcheck(tests, red!, patch, green) : scoreAgent(tests, patch, green);
   return { red, green, patch, graded };
-}
-
-/** Runs the manifest's setup commands within one time budget; returns why it failed, if it did. */
-export async function runSetup(ctx: FixtureContext): Promise<{ reason: string; timedOut: boolean } | null> {
-  const setup = ctx.fixture.manifest.setup;
-  if (!setup?.commands.length) return null;
-  const deadline = performance.now() + setup.timeoutSec * 1000;
-  for (const [i, command] of setup.commands.entries()) {
-    const left = Math.max(1, Math.round(deadline - performance.now()));
-    const r = await runCommand(ctx, 'setup', `setup #${i + 1}`, command, { timeoutMs: left, network: setup.network });
-    if (r.aborted) throw new RedgreenError('INTERRUPTED', 'interrupted');
-    if (r.timedOut) return { reason: `setup timed out after ${setup.timeoutSec}s: ${command}`, timedOut: true };
-    if (r.exitCode !== 0) {
-      const tail = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ');
-      return { reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}`, timedOut: false };
-    }
-  }
-  return null;
 }

@@ -2,12 +2,14 @@ import type { Fixture } from '../fixtures/load.js';
 import type { SandboxBackend } from '../sandbox/types.js';
 import type { FixtureEvent } from './events.js';
 import type { PatchInput } from './patch-phase.js';
+import type { SetupCache } from './setup-cache.js';
 
 export interface ProviderContext {
   backend: SandboxBackend;
   runId: string;
   signal: AbortSignal;
   emit: (event: FixtureEvent) => void;
+  setupCache: SetupCache | null;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { SandboxBackend } from '../sandbox/types.js';
 import type { RunObserver } from './events.js';
 import { runFixture } from './fixture-run.js';
 import type { PatchProvider } from './provider.js';
+import type { SetupCache } from './setup-cache.js';
 import type { FixtureResult } from './result.js';
 
 export interface ScheduleOptions {
@@ -24,6 +25,7 @@ export interface ScheduleOptions {
   retryBaseMs?: number;
   signal: AbortSignal;
   observer: RunObserver;
+  setupCache?: SetupCache | null;
 }
 
 export interface ScheduleOutcome {
@@ -118,6 +120,7 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
                 emit: (event) => o.observer.onEvent?.(fixture.id, event),
                 clock0,
                 slot,
+                setupCache: o.setupCache ?? null,
               }),
             ),
           );

@@ -13,7 +13,7 @@ export class HostFiles {
   constructor(
     /** Host folders, keyed by the path a command inside the sandbox sees them at. */
     private readonly mounts: { inside: string; host: string }[],
-    private readonly workspaceHost: string,
+    readonly workspaceHost: string,
   ) {}
 
   /** Maps a sandbox path to its host path (refusing escapes and symlinks). */

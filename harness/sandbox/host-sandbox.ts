@@ -1,7 +1,10 @@
-import { rm } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { RedgreenError } from '../errors.js';
 import type { HostFiles } from './host-files.js';
 import { killTree } from './kill.js';
+import { packTree, unpackTar } from './tar.js';
+import { walkTree, type TreeEntry } from './tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from './types.js';
 
 /**
@@ -56,6 +59,23 @@ export abstract class HostSandbox implements Sandbox {
   async readFile(p: string): Promise<Buffer> {
     this.assertAlive();
     return this.files.readFile(p);
+  }
+
+  async archive(paths: readonly string[]): Promise<Buffer> {
+    this.assertAlive();
+    const root = this.files.workspaceHost;
+    const entries: TreeEntry[] = [];
+    for (const p of paths) {
+      const st = await lstat(path.join(root, p));
+      if (st.isDirectory()) entries.push({ kind: 'dir', rel: p, mode: st.mode & 0o777 }, ...(await walkTree(path.join(root, p), { exclude: [] })).map((e) => ({ ...e, rel: `${p}/${e.rel}` })));
+      else if (st.isFile()) entries.push({ kind: 'file', rel: p, mode: st.mode & 0o777, size: st.size });
+    }
+    return packTree(root, entries);
+  }
+
+  async extract(tar: Buffer): Promise<void> {
+    this.assertAlive();
+    await unpackTar(this.files.workspaceHost, tar);
   }
 
   /** Releases what a subclass holds besides the folder (a cgroup). */

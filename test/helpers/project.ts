@@ -8,6 +8,8 @@ import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { runFixtures } from '../../harness/pipeline/scheduler.js';
 import { LocalBackend } from '../../harness/sandbox/local.js';
+import type { SandboxBackend } from '../../harness/sandbox/types.js';
+import type { SetupCache } from '../../harness/pipeline/setup-cache.js';
 
 export interface InlineFixture {
   manifest: Record<string, unknown>;
@@ -44,21 +46,22 @@ export async function makeProject(fixtures: Record<string, InlineFixture>): Prom
 }
 
 /** Selfcheck through the real scheduler and local backend; returns results and every event. */
-export async function selfcheckProject(p: Project, opts: { repeat?: number; signal?: AbortSignal } = {}) {
+export async function selfcheckProject(p: Project, opts: { repeat?: number; signal?: AbortSignal; setupCache?: SetupCache; backend?: SandboxBackend } = {}) {
   return runProject(p, { ...opts, mode: 'selfcheck', provider: oracleProvider });
 }
 
 /** Any mode and patch source through the real scheduler and local backend. */
 export async function runProject(
   p: Project,
-  opts: { mode: 'selfcheck' | 'run'; provider: PatchProvider; repeat?: number; signal?: AbortSignal; baseline?: boolean },
+  opts: { mode: 'selfcheck' | 'run'; provider: PatchProvider; repeat?: number; signal?: AbortSignal; baseline?: boolean; setupCache?: SetupCache; backend?: SandboxBackend },
 ) {
   const { fixtures, broken } = await discoverFixtures(p);
   const events: { id: string; event: FixtureEvent }[] = [];
   const outcome = await runFixtures({
     fixtures,
     broken,
-    backend: new LocalBackend(),
+    backend: opts.backend ?? new LocalBackend(),
+    setupCache: opts.setupCache ?? null,
     runId: 'test',
     mode: opts.mode,
     provider: opts.provider,

@@ -1,0 +1,62 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import tar from 'tar-stream';
+import { afterEach, describe, expect, test } from 'vitest';
+import { diffTrees } from '../../harness/fixtures/scaffold.js';
+import { SetupCache } from '../../harness/pipeline/setup-cache.js';
+import { unpackTar } from '../../harness/sandbox/tar.js';
+import { backendCases } from '../helpers/backends.js';
+import { ADD_PY, makeProject, PYTEST, selfcheckProject, type Project } from '../helpers/project.js';
+
+let project: Project | undefined;
+let cacheDir: string | undefined;
+afterEach(async () => {
+  await project?.cleanup();
+  if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
+  project = undefined;
+});
+
+// Setup "installs" a dependency (a module the tests import) and counts how often it ran.
+const SETUP = { commands: ['mkdir -p deps && echo "VALUE = 5" > deps/dep.py && date +%s%N >> deps/installed-at'], timeoutSec: 30 };
+const TEST = 'import sys\nsys.path.insert(0, "deps")\nfrom dep import VALUE\nfrom calc import add\n\ndef test_add():\n    assert add(2, 3) == VALUE\n';
+
+describe.each(backendCases().filter((b) => b.name !== 'docker'))('setup cache on $name', ({ make }) => {
+  test('the second run unpacks the cached setup instead of running it; a lockfile change invalidates it', async () => {
+    cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-cache-'));
+    const files = { 'calc.py': ADD_PY, 'test_calc.py': TEST, 'requirements.txt': 'dep==1\n' };
+    project = await makeProject({ c: { manifest: { ...PYTEST, setup: SETUP }, files, oracle: await diffTrees(files, { 'calc.py': 'def add(a, b):\n    return a + b\n' }) } });
+    const cache = new SetupCache(cacheDir);
+    const backend = make();
+    const cacheEvents = async () => {
+      const { byId, events } = await selfcheckProject(project!, { setupCache: cache, backend });
+      expect(byId.c!.verdict).toBe('valid');
+      return events.flatMap((e) => (e.event.type === 'cache' ? [e.event] : []));
+    };
+    expect(await cacheEvents()).toMatchObject([{ hit: false, paths: ['deps'] }]);
+    expect(await cacheEvents()).toMatchObject([{ hit: true }]);
+    await writeFile(path.join(project.fixturesDir, 'c/requirements.txt'), 'dep==2\n');
+    expect(await cacheEvents()).toMatchObject([{ hit: false }]);
+  });
+});
+
+describe('archives are untrusted', () => {
+  test('an entry through "..", or a symlink out of the workspace, is refused', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'rg-untar-'));
+    try {
+      for (const entries of [
+        [{ name: '../escape.txt', type: 'file' as const, body: 'x' }],
+        [{ name: 'link', type: 'symlink' as const, linkname: '/etc' }],
+      ]) {
+        const pack = tar.pack();
+        for (const e of entries) pack.entry({ name: e.name, type: e.type, ...(e.type === 'symlink' ? { linkname: e.linkname } : {}) }, 'body' in e ? e.body : undefined);
+        pack.finalize();
+        const chunks: Buffer[] = [];
+        for await (const c of pack) chunks.push(c as Buffer);
+        await expect(unpackTar(root, Buffer.concat(chunks))).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
