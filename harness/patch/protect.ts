@@ -2,10 +2,14 @@ import picomatch from 'picomatch';
 
 /**
  * Matches protected paths: the manifest's globs plus the runner's own test infrastructure.
- * A glob without "/" matches at any depth, like .gitignore.
+ * Like .gitignore, a glob without "/" matches a file name at any depth; a glob with "/" matches
+ * the path from the fixture root. (picomatch's `basename` option alone would make every glob
+ * with a "/" match nothing.)
  */
 export function protectedMatcher(globs: readonly string[]): (p: string) => boolean {
-  if (!globs.length) return () => false;
-  const isMatch = picomatch([...globs], { dot: true, basename: true });
-  return (p) => isMatch(p);
+  const names = globs.filter((g) => !g.includes('/'));
+  const paths = globs.filter((g) => g.includes('/'));
+  const byName = names.length ? picomatch(names, { dot: true, basename: true }) : () => false;
+  const byPath = paths.length ? picomatch(paths, { dot: true }) : () => false;
+  return (p) => byName(p) || byPath(p);
 }

@@ -1,5 +1,8 @@
 import type { Runner } from '../fixtures/manifest.js';
+import { cargoAdapter } from './cargo.js';
 import { exitCodeAdapter } from './exit-code.js';
+import { goAdapter } from './go.js';
+import { junitAdapter } from './junit-runner.js';
 import { nodeTestAdapter } from './node-test.js';
 import { pytestAdapter } from './pytest.js';
 import type { RunnerAdapter } from './types.js';
@@ -11,6 +14,9 @@ const ADAPTERS: Partial<Record<Runner, RunnerAdapter>> = {
   unittest: unittestAdapter,
   'node-test': nodeTestAdapter,
   vitest: vitestAdapter,
+  go: goAdapter,
+  cargo: cargoAdapter,
+  junit: junitAdapter,
   'exit-code': exitCodeAdapter,
 };
 

@@ -36,37 +36,69 @@ function messageOf(nodes: unknown): string | undefined {
   return firstLines(str(n.message) || str(n['#text']));
 }
 
-/** Reads JUnit XML (any of the common dialects: pytest, node, vitest, surefire, go-junit). */
-export function parseJUnit(xml: string): JUnitCase[] {
+export interface JUnitSuite {
+  /** Names of this <testsuite> and of the ones around it, outermost first. */
+  path: string[];
+  /** Index of the enclosing suite in the list, if any. */
+  parent?: number;
+  /** failures + errors, as the suite's attributes declare them. */
+  declared: number;
+  /** Failing and erroring test cases inside it, nested suites included. */
+  failing: number;
+  /** A <failure> or <error> on the suite itself, outside any test case (a hook that failed). */
+  message?: string;
+}
+
+function statusOf(tc: Node): { status: TestStatus; message?: string } {
+  if (tc.failure) return { status: 'failed', message: messageOf(tc.failure) };
+  if (tc.error) return { status: 'error', message: messageOf(tc.error) };
+  return { status: tc.skipped ? 'skipped' : 'passed' };
+}
+
+/** Test cases and the suites around them (Surefire, go-junit-report and jest-junit nest them). */
+export function parseJUnitDocument(xml: string): { cases: JUnitCase[]; suites: JUnitSuite[] } {
   const doc = parser.parse(xml) as Node;
-  const out: JUnitCase[] = [];
-  const visit = (node: Node, suites: string[]) => {
+  const cases: JUnitCase[] = [];
+  const suites: JUnitSuite[] = [];
+  const visit = (node: Node, path: string[], parent?: number): number => {
+    let failing = 0;
     for (const tc of (node.testcase as Node[] | undefined) ?? []) {
-      let status: TestStatus = 'passed';
-      let message: string | undefined;
-      if (tc.failure) {
-        status = 'failed';
-        message = messageOf(tc.failure);
-      } else if (tc.error) {
-        status = 'error';
-        message = messageOf(tc.error);
-      } else if (tc.skipped) status = 'skipped';
+      const { status, message } = statusOf(tc);
+      if (status === 'failed' || status === 'error') failing++;
       const time = Number(tc.time);
-      out.push({
+      cases.push({
         name: str(tc.name),
         classname: str(tc.classname),
         ...(tc.file ? { file: str(tc.file) } : {}),
-        suites,
+        suites: path,
         status,
         ...(Number.isFinite(time) ? { durationMs: Math.round(time * 1000) } : {}),
         ...(message ? { message } : {}),
       });
     }
-    for (const s of (node.testsuite as Node[] | undefined) ?? []) visit(s, [...suites, str(s.name)]);
+    for (const s of (node.testsuite as Node[] | undefined) ?? []) {
+      const index = suites.length;
+      const own = s.failure ?? s.error;
+      const suite: JUnitSuite = {
+        path: [...path, str(s.name)],
+        ...(parent !== undefined ? { parent } : {}),
+        declared: (Number(s.failures) || 0) + (Number(s.errors) || 0),
+        failing: 0,
+        ...(own ? { message: messageOf(own) ?? 'the suite failed outside its tests' } : {}),
+      };
+      suites.push(suite);
+      suite.failing = visit(s, suite.path, index);
+      failing += suite.failing;
+    }
+    return failing;
   };
-  const root = (doc.testsuites as Node | undefined) ?? doc;
-  visit(root, []);
-  return out;
+  visit((doc.testsuites as Node | undefined) ?? doc, []);
+  return { cases, suites };
+}
+
+/** Reads JUnit XML (any of the common dialects: pytest, node, vitest, surefire, go-junit). */
+export function parseJUnit(xml: string): JUnitCase[] {
+  return parseJUnitDocument(xml).cases;
 }
 
 export function toTestCase(c: JUnitCase, id: string): TestCase {
