@@ -6,6 +6,9 @@ import { newFixture } from './commands/new.js';
 import { AgentRunOptionsSchema, run } from './commands/run.js';
 import { selfcheck } from './commands/selfcheck.js';
 import { validate, writeSchema } from './commands/validate.js';
+import { compare, CompareOptionsSchema } from './commands/compare.js';
+import { replay, ReplayOptionsSchema } from './commands/replay.js';
+import { report, ReportOptionsSchema } from './commands/report.js';
 import { describeError, RedgreenError } from './errors.js';
 import { RUNNERS } from './fixtures/manifest.js';
 
@@ -84,6 +87,34 @@ function program(): Command {
     .option('--root <dir>', 'where to write it (default: the project root)')
     .action(async (opts: { root?: string }) => {
       process.stdout.write(`${await writeSchema(resolvePaths(opts).root)}\n`);
+    });
+
+  pathOptions(p.command('replay').description("tell a recorded run's story, or re-execute it with --verify and report drift").argument('<transcript>', 'transcripts/<run-id> (or a run id)'))
+    .option('--fixture <id>', 'only this fixture (repeatable)', collect, [])
+    .option('--speed <n>', 'replay n times faster than it happened; 0 shows everything at once', '1')
+    .option('--full', 'show long output and patches unfolded')
+    .option('--verify', 're-execute in fresh sandboxes and compare exit codes, test statuses and verdicts (exit 1 on drift)')
+    .addOption(new Option('--backend <name>', 'with --verify: the sandbox backend').choices([...BACKENDS]).default('local'))
+    .option('-j, --concurrency <n>', 'with --verify: fixtures run in parallel (default: CPU count)')
+    .option('--pass-env <name>', 'with --verify: pass a host environment variable into sandboxes (repeatable)', collect, [])
+    .option('--json', 'with --verify: print the drift report as JSON')
+    .action(async (ref: string, opts: Record<string, unknown>) => {
+      process.exitCode = await replay(ref, parseOptions(ReplayOptionsSchema, opts));
+    });
+
+  pathOptions(p.command('report').description('re-render reports from report.json: html, junit, md (several runs: one matrix)').argument('<runs...>', 'run ids, report folders or report.json files'))
+    .option('--format <list>', 'comma-separated: html, junit, md', 'html,junit,md')
+    .option('--out <path>', "a file (one format), a folder, or - for stdout (default: the run's report folder)")
+    .action(async (refs: string[], opts: Record<string, unknown>) => {
+      process.exitCode = await report(refs, parseOptions(ReportOptionsSchema, opts));
+    });
+
+  pathOptions(p.command('compare').description('compare two runs: verdict changes (regressions first), test statuses, timings').argument('<run-a>', 'the earlier run').argument('<run-b>', 'the later run'))
+    .option('--json', 'print the comparison as JSON')
+    .option('--noise-ms <ms>', 'timing changes smaller than this are noise', '500')
+    .option('--noise-ratio <x>', 'timing changes by a smaller factor than this are noise', '1.5')
+    .action(async (a: string, b: string, opts: Record<string, unknown>) => {
+      process.exitCode = await compare(a, b, parseOptions(CompareOptionsSchema, opts));
     });
   return p;
 }

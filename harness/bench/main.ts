@@ -12,6 +12,7 @@ import { LocalBackend } from '../sandbox/local.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import type { SandboxBackend } from '../sandbox/types.js';
 import { bareWork } from './bare.js';
+import { benchReports } from './reports.js';
 import { median, ms, p95, timeIt } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
   await overhead(local, fixtures);
   await selfcheckPerBackend([local, ...others], fixtures);
   console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+  await benchReports();
 }
 
 await main();

@@ -12,6 +12,7 @@ import { TranscriptWriter } from '../transcripts/writer.js';
 import { RedgreenError } from '../errors.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { createBackend } from './backend.js';
+import { writeRunReports } from './report.js';
 import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
 import { gcHostSandboxes } from '../sandbox/host-gc.js';
@@ -139,6 +140,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     fixtures: results,
   };
   const reportPath = await writeReport(paths.reportsDir, report);
+  await writeRunReports(reportPath, report, writer.dir);
   return { report, reportPath, transcriptDir: writer.dir, exitCode: exitCodeFor(results, interrupted), fixtures: discovery.fixtures };
 }
 

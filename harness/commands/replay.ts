@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { RunOptionsSchema } from '../config/options.js';
+import { resolvePaths } from '../config/paths.js';
+import { RedgreenError } from '../errors.js';
+import { fixtureIds, locateRun, openRun, type TranscriptRun } from '../transcripts/reader.js';
+import { renderRun } from '../transcripts/replay-render.js';
+import { verifyRun, type FixtureDrift } from '../transcripts/replay-verify.js';
+import { createBackend } from './backend.js';
+import { numberFromCli } from './compare.js';
+
+export const ReplayOptionsSchema = RunOptionsSchema.extend({
+  fixture: z.array(z.string().min(1)).default([]),
+  speed: numberFromCli(0, ' (0 shows everything at once)').default(1),
+  full: z.boolean().default(false),
+  verify: z.boolean().default(false),
+});
+export type ReplayOptions = z.infer<typeof ReplayOptionsSchema>;
+
+class OutputClosed extends Error {}
+
+/** Writes to stdout with backpressure; a reader that went away (`| head`) ends the replay quietly. */
+function stdoutWriter(): (text: string) => Promise<void> {
+  let closed = false;
+  let waiting: (() => void) | null = null;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    closed = true;
+    waiting?.(); // a write waiting for 'drain' would otherwise wait for ever
+  });
+  return (text) =>
+    new Promise((resolve, reject) => {
+      if (closed) return reject(new OutputClosed());
+      if (!text || process.stdout.write(text)) return resolve();
+      waiting = () => reject(new OutputClosed());
+      process.stdout.once('drain', () => {
+        waiting = null;
+        resolve();
+      });
+    });
+}
+
+function selectFixtures(run: TranscriptRun, wanted: readonly string[]): string[] {
+  const all = fixtureIds(run);
+  const unknown = wanted.filter((id) => !all.includes(id));
+  if (unknown.length) throw new RedgreenError('FIXTURE_NOT_FOUND', `not in run ${run.state.runId}: ${unknown.join(', ')}`, `its fixtures: ${all.join(', ') || '(none)'}`);
+  return wanted.length ? [...wanted] : all;
+}
+
+function printDrift(d: FixtureDrift): string {
+  const head = d.status === 'same' ? `✔ ${d.fixtureId}  no drift (verdict ${d.verdict})` : d.status === 'skipped' ? `· ${d.fixtureId}  skipped: ${d.differences[0]}` : `✘ ${d.fixtureId}  drift: ${d.differences[0]}`;
+  const more = d.status === 'drift' ? d.differences.slice(1, 10).map((x) => `    ${x}`) : [];
+  if (d.differences.length > 10) more.push(`    … ${d.differences.length - 10} more differences`);
+  return [head, ...more].join('\n');
+}
+
+async function verify(run: TranscriptRun, ids: string[], options: ReplayOptions): Promise<number> {
+  const paths = resolvePaths(options);
+  const backend = await createBackend(options, paths);
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let outcome: Awaited<ReturnType<typeof verifyRun>>;
+  try {
+    process.stderr.write(`verifying ${ids.length} fixture(s) of ${run.state.runId} (${run.state.mode}, recorded on ${run.state.backend}) on ${backend.name}\n`);
+    outcome = await verifyRun({ run, fixtureIds: ids, roots: paths, backend, concurrency: options.concurrency, signal: controller.signal });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  const count = (s: FixtureDrift['status']) => outcome.fixtures.filter((d) => d.status === s).length;
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ runId: run.state.runId, mode: run.state.mode, recordedBackend: run.state.backend, backend: backend.name, drifted: count('drift'), fixtures: outcome.fixtures }, null, 2)}\n`);
+  } else {
+    process.stdout.write(`${outcome.fixtures.map(printDrift).join('\n')}\n`);
+    process.stdout.write(`${count('same')} without drift, ${count('drift')} drifted, ${count('skipped')} skipped — replayed on ${backend.name}, recorded on ${run.state.backend}\n`);
+  }
+  if (outcome.interrupted) return 130;
+  return count('drift') ? 1 : 0;
+}
+
+/** `redgreen replay <transcripts/run-id>`: tell the run's story, or re-execute it with --verify. */
+export async function replay(ref: string, options: ReplayOptions): Promise<number> {
+  const run = await openRun(await locateRun(ref, resolvePaths(options).transcriptsDir));
+  const ids = selectFixtures(run, options.fixture);
+  if (options.verify) return verify(run, ids, options);
+  const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+  try {
+    const summary = await renderRun(run, { speed: options.speed, fixtures: ids, style: { color, full: options.full }, write: stdoutWriter() });
+    if (summary.problems) process.stderr.write(`warning: ${summary.problems} transcript line(s) could not be read; they are marked ⚠ with their line numbers\n`);
+  } catch (e) {
+    if (!(e instanceof OutputClosed)) throw e;
+  }
+  return 0;
+}

@@ -1,0 +1,44 @@
+import { describe, expect, test } from 'vitest';
+import type { FixtureResult } from '../../harness/pipeline/result.js';
+import { renderMarkdown } from '../../harness/reporters/markdown.js';
+import { summarize, type Report } from '../../harness/reporters/report.js';
+
+type Spec = { verdict: string; ms?: number; green?: Record<string, 'passed' | 'failed'>; red?: number };
+function fixture(id: string, s: Spec): FixtureResult {
+  const green = s.green ?? { 't::a': 'passed', 't::b': 'passed' };
+  const tests = Object.entries(green).map(([tid, status]) => ({ id: tid, status }));
+  return {
+    fixtureId: id, verdict: s.verdict, reason: `${s.verdict} because of ${id}`, backend: 'local', sandboxId: null, startedAt: '2026-01-01T00:00:00.000Z', durationMs: s.ms ?? 1000,
+    timings: { red: s.red ?? 400, green: (s.ms ?? 1000) - (s.red ?? 400) }, spans: [], red: null, patch: null, observed: null,
+    green: { state: 'pass', exitCode: 0, durationMs: 100, source: 'junit', counts: { passed: 0, failed: 0, errors: 0, skipped: 0, total: 0 }, tests, problems: [], flaky: [], runs: 1 },
+  };
+}
+function report(runId: string, fixtures: Record<string, Spec>, mode: 'selfcheck' | 'run' = 'selfcheck'): Report {
+  const results = Object.entries(fixtures).map(([id, s]) => fixture(id, s));
+  return { schema: 'redgreen.report/1', runId, mode, subject: 'oracle', backend: 'local', concurrency: 2, repeat: 1, startedAt: '2026-01-01T00:00:00.000Z', finishedAt: '2026-01-01T00:00:05.000Z', durationMs: 5000, interrupted: false, unfinished: [], summary: summarize(results), fixtures: results };
+}
+
+describe('summary.md', () => {
+  test('states both denominators, lists misses with cells that cannot break the table, and cuts long lists', () => {
+    const r = report('A', { ok: { verdict: 'valid' }, bad: { verdict: 'not_green' }, infra: { verdict: 'infra_error' } });
+    r.fixtures[1]!.reason = 'a | pipe\nand a newline <b>bold</b>';
+    const md = renderMarkdown([r]);
+    expect(md).toContain('## ❌ redgreen selfcheck · oracle — valid 1/3');
+    expect(md).toContain('**1/3** valid of all fixtures (33.3%) · **1/2** excluding infra errors and invalid fixtures (50%)');
+    expect(md).toContain('| `bad` | `not_green` | a \\| pipe and a newline &lt;b&gt;bold&lt;/b&gt; |');
+    expect(md).toContain('<details><summary>All 3 fixtures</summary>');
+    const many = report('A', Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}`, { verdict: 'not_green' }])));
+    const cut = renderMarkdown([many], { maxRows: 10 });
+    expect(cut).toContain('_… and 20 more (see report.html or report.json)_');
+    expect(cut.length).toBeLessThan(65_536);
+  });
+
+  test('several runs: a verdict matrix of the fixtures they disagree on', () => {
+    const a = report('A', { same: { verdict: 'valid' }, diff: { verdict: 'valid' } });
+    const b = { ...report('B', { same: { verdict: 'valid' }, diff: { verdict: 'not_green' } }), subject: 'model-b' };
+    const md = renderMarkdown([a, b]);
+    expect(md).toContain('1 of 2 fixtures have the same verdict in every run; the 1 that differ:');
+    expect(md).toContain('| fixture | oracle | model-b |');
+    expect(md).toContain('| `diff` | ✔ `valid` | ✘ `not_green` |');
+  });
+});
