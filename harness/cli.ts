@@ -23,13 +23,22 @@ function pathOptions(cmd: Command): Command {
     .option('--transcripts <dir>', 'transcripts folder (default: <root>/transcripts)');
 }
 
-function runOptions(cmd: Command): Command {
+/** Which backend and how to reach it (e2b); shared by selfcheck, run and replay --verify. */
+function backendOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--backend <name>', 'sandbox backend (auto: the strongest available)').choices([...BACKENDS]).default('local'))
+    .addOption(new Option('--backend <name>', 'sandbox backend (auto: the strongest available here)').choices([...BACKENDS]).default('local'))
+    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, [])
+    .option('--template <name>', 'e2b: template name or id (default: $E2B_TEMPLATE)')
+    .option('--e2b-user <name>', 'e2b: envd user; CubeSandbox needs root (default: $E2B_USER)')
+    .option('--warm <n>', 'e2b: sandboxes kept created ahead of demand', '0')
+    .option('--create-rate <n>', 'e2b: sandbox creations per second at most', '10');
+}
+
+function runOptions(cmd: Command): Command {
+  return backendOptions(cmd)
     .option('-j, --concurrency <n>', 'fixtures run in parallel (default: CPU count)')
     .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky', '1')
     .option('--json', 'print the report as JSON on stdout')
-    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, [])
     .option('--resume <run-id>', 'continue an interrupted run: finished fixtures are kept, the others run again')
     .option('--force', 'with --resume: resume even if fixtures or oracles changed since')
     .option('--no-cache', 'run every setup instead of reusing cached results');
@@ -89,14 +98,12 @@ function program(): Command {
       process.stdout.write(`${await writeSchema(resolvePaths(opts).root)}\n`);
     });
 
-  pathOptions(p.command('replay').description("tell a recorded run's story, or re-execute it with --verify and report drift").argument('<transcript>', 'transcripts/<run-id> (or a run id)'))
+  backendOptions(pathOptions(p.command('replay').description("tell a recorded run's story, or re-execute it with --verify and report drift").argument('<transcript>', 'transcripts/<run-id> (or a run id)')))
     .option('--fixture <id>', 'only this fixture (repeatable)', collect, [])
     .option('--speed <n>', 'replay n times faster than it happened; 0 shows everything at once', '1')
     .option('--full', 'show long output and patches unfolded')
     .option('--verify', 're-execute in fresh sandboxes and compare exit codes, test statuses and verdicts (exit 1 on drift)')
-    .addOption(new Option('--backend <name>', 'with --verify: the sandbox backend').choices([...BACKENDS]).default('local'))
     .option('-j, --concurrency <n>', 'with --verify: fixtures run in parallel (default: CPU count)')
-    .option('--pass-env <name>', 'with --verify: pass a host environment variable into sandboxes (repeatable)', collect, [])
     .option('--json', 'with --verify: print the drift report as JSON')
     .action(async (ref: string, opts: Record<string, unknown>) => {
       process.exitCode = await replay(ref, parseOptions(ReplayOptionsSchema, opts));

@@ -12,6 +12,7 @@ import { LocalBackend } from '../sandbox/local.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import type { SandboxBackend } from '../sandbox/types.js';
 import { bareWork } from './bare.js';
+import { benchE2B } from './e2b.js';
 import { benchReports } from './reports.js';
 import { median, ms, p95, timeIt } from './stats.js';
 
@@ -121,6 +122,7 @@ async function main(): Promise<void> {
   await sandboxMicro(local, small);
   for (const b of others) await sandboxMicro(b, small);
   await overhead(local, fixtures);
+  if (process.env.BENCH_E2B !== '0') await benchE2B(small);
   await selfcheckPerBackend([local, ...others], fixtures);
   console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
   await benchReports();

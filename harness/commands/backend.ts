@@ -1,6 +1,7 @@
 import type { RunOptions } from '../config/options.js';
 import type { ProjectPaths } from '../config/paths.js';
 import { BwrapBackend } from '../sandbox/bwrap.js';
+import { E2BBackend } from '../sandbox/e2b.js';
 import { LocalBackend } from '../sandbox/local.js';
 import type { SandboxBackend } from '../sandbox/types.js';
 
@@ -16,6 +17,15 @@ export async function createBackend(options: RunOptions, paths: ProjectPaths): P
       await b.probe();
       return b;
     }
+    case 'e2b':
+      return new E2BBackend({
+        template: options.template ?? process.env.E2B_TEMPLATE,
+        user: options.e2bUser ?? process.env.E2B_USER,
+        passEnv: options.passEnv,
+        warm: options.warm,
+        limits: { ratePerSec: options.createRate, burst: options.createRate },
+      });
+    // auto never picks a remote service: that costs money and needs credentials.
     case 'auto': {
       const b = bwrap();
       return b.probe().then(

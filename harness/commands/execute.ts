@@ -13,6 +13,7 @@ import { RedgreenError } from '../errors.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { createBackend } from './backend.js';
 import { writeRunReports } from './report.js';
+import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
 import { gcHostSandboxes } from '../sandbox/host-gc.js';
@@ -53,6 +54,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   const backend = await createBackend(options, paths);
   // Leftovers of runs that were killed (kill -9, power loss): their processes and folders.
   await gcHostSandboxes();
+  await backend.open?.(runId);
   const kept = resumed?.kept ?? new Map<string, FixtureResult>();
   const fixtures = discovery.fixtures.filter((f) => !kept.has(f.id));
   const broken = discovery.broken.filter((b) => !kept.has(b.id));
@@ -69,6 +71,8 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   if (kept.size) process.stderr.write(`resuming ${runId}: ${kept.size} fixture(s) kept, ${fixtures.length + broken.length} to run\n`);
   const terminal = new TerminalReporter(fixtures.length + broken.length);
   const controller = new AbortController();
+  // One abort listener per running command: 64 at concurrency 64 is expected, not a leak.
+  setMaxListeners(0, controller.signal);
   let interrupts = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     interrupts++;
@@ -113,6 +117,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     terminal.close();
+    await backend.close?.();
   }
   if (kept.size) {
     // Back in the order of the fixture set, as an uninterrupted run reports them.

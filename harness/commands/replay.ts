@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
 import { RunOptionsSchema } from '../config/options.js';
 import { resolvePaths } from '../config/paths.js';
@@ -57,16 +58,19 @@ async function verify(run: TranscriptRun, ids: string[], options: ReplayOptions)
   const paths = resolvePaths(options);
   const backend = await createBackend(options, paths);
   const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
   const onSignal = () => controller.abort();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let outcome: Awaited<ReturnType<typeof verifyRun>>;
   try {
+    await backend.open?.(`verify-${run.state.runId}`);
     process.stderr.write(`verifying ${ids.length} fixture(s) of ${run.state.runId} (${run.state.mode}, recorded on ${run.state.backend}) on ${backend.name}\n`);
     outcome = await verifyRun({ run, fixtureIds: ids, roots: paths, backend, concurrency: options.concurrency, signal: controller.signal });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await backend.close?.();
   }
   const count = (s: FixtureDrift['status']) => outcome.fixtures.filter((d) => d.status === s).length;
   if (options.json) {

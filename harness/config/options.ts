@@ -12,7 +12,7 @@ const intFromCli = (min: number, max: number) =>
     return n;
   });
 
-export const BACKENDS = ['local', 'bwrap', 'auto'] as const;
+export const BACKENDS = ['local', 'bwrap', 'e2b', 'auto'] as const;
 
 export const PathOptionsSchema = z.object({
   root: z.string().optional(),
@@ -29,6 +29,11 @@ export const RunOptionsSchema = PathOptionsSchema.extend({
   json: z.boolean().default(false),
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'variable names only')).default([]),
   resume: z.string().min(1).optional(),
+  /** e2b: the template (default $E2B_TEMPLATE), the envd user (CubeSandbox needs root), warm sandboxes, creations per second. */
+  template: z.string().min(1).optional(),
+  e2bUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'a user name').optional(),
+  warm: intFromCli(0, 256).default(0),
+  createRate: intFromCli(1, 1000).default(10),
   /** Reuse cached setup results (node_modules …) keyed by the lockfiles. */
   cache: z.boolean().default(true),
   force: z.boolean().default(false),

@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { describeError, RedgreenError } from '../errors.js';
 import { DEFAULT_EXCLUDES } from '../sandbox/tree.js';
+import type { Sandbox } from '../sandbox/types.js';
 import { runCommand, type FixtureContext } from './context.js';
 import { FIXTURE_META_FILES } from './patch-phase.js';
 import { SetupCache } from './setup-cache.js';
@@ -18,12 +19,11 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
   const setup = ctx.fixture.manifest.setup;
   if (!setup?.commands.length) return null;
   const { sandbox: sb, setupCache: cache } = ctx;
-  const cacheable = cache && sb.archive && sb.extract;
-  const key = cacheable ? await SetupCache.key(ctx.fixture, sb.backend) : '';
-  if (cacheable) {
+  const key = cache ? await SetupCache.key(ctx.fixture, sb.backend) : '';
+  if (cache) {
     const hit = await cache.get(key);
     if (hit) {
-      await sb.extract!(hit);
+      await extractInto(sb, hit);
       ctx.emit({ type: 'cache', key, hit: true, bytes: hit.length, paths: [] });
       return null;
     }
@@ -39,7 +39,7 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
       return { reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}`, timedOut: false };
     }
   }
-  if (cacheable) await storeSetup(ctx, cache, key);
+  if (cache) await storeSetup(ctx, cache, key);
   return null;
 }
 
@@ -51,10 +51,34 @@ async function storeSetup(ctx: FixtureContext, cache: SetupCache, key: string): 
     const listing = await ctx.sandbox.exec(['ls', '-A1'], { timeoutMs: 30_000 });
     const added = listing.stdout.split('\n').filter((n) => n && !uploaded.has(n));
     if (!added.length) return;
-    const tar = await ctx.sandbox.archive!(added);
+    const tar = await archiveOf(ctx.sandbox, added);
     await cache.put(key, tar);
     ctx.emit({ type: 'cache', key, hit: false, bytes: tar.length, paths: added });
   } catch (e) {
     ctx.emit({ type: 'error', phase: 'setup', code: 'SETUP_CACHE', message: `setup cache not written: ${describeError(e)}` });
   }
+}
+
+const CACHE_TAR = 'setup-cache.tar';
+
+/** A backend's own archive, or `tar` run inside the sandbox (every image redgreen targets has it). */
+async function archiveOf(sb: Sandbox, paths: string[]): Promise<Buffer> {
+  if (sb.archive) return sb.archive(paths);
+  const file = `${sb.scratchDir}/${CACHE_TAR}`;
+  const r = await sb.exec(['tar', '-cf', file, '--', ...paths], { timeoutMs: 300_000 });
+  if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `tar failed: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
+  try {
+    return await sb.readFile(file);
+  } finally {
+    await sb.removeFiles([file]);
+  }
+}
+
+async function extractInto(sb: Sandbox, tar: Buffer): Promise<void> {
+  if (sb.extract) return sb.extract(tar);
+  const file = `${sb.scratchDir}/${CACHE_TAR}`;
+  await sb.writeFiles([{ path: file, content: tar }]);
+  const r = await sb.exec(['tar', '-xf', file], { timeoutMs: 300_000 });
+  await sb.removeFiles([file]);
+  if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `could not unpack the cached setup: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
 }

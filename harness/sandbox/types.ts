@@ -99,4 +99,8 @@ export interface Sandbox {
 export interface SandboxBackend {
   readonly name: string;
   create(spec: SandboxSpec): Promise<Sandbox>;
+  /** Start of a run: orphans of dead runs are cleaned up, a warm pool fills. */
+  open?(runId: string): Promise<unknown>;
+  /** End of a run, also after Ctrl-C: releases everything still held (pools). Never throws. */
+  close?(): Promise<void>;
 }

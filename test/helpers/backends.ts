@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { BwrapBackend } from '../../harness/sandbox/bwrap.js';
 import { LocalBackend } from '../../harness/sandbox/local.js';
+import { e2bBackendCase } from './backends-e2b.js';
 import type { SandboxBackend } from '../../harness/sandbox/types.js';
 
 /**
@@ -25,5 +26,7 @@ export function backendCases(): BackendCase[] {
   if (available('bwrap', ['bwrap', '--unshare-all', '--ro-bind', '/', '/', 'true'])) {
     cases.push({ name: 'bwrap', make: () => new BwrapBackend(), isolating: true });
   }
+  // The e2b backend runs against the local test double of the service (it needs only Node).
+  cases.push(e2bBackendCase());
   return cases;
 }

@@ -1,0 +1,101 @@
+/**
+ * The small POSIX-sh helper the e2b backend installs in every sandbox (once, at creation) and the
+ * command lines that call it. Doing these steps inside the sandbox keeps each one a single request:
+ * unpacking an archive, refusing paths through symlinks, reading a file, and killing every process
+ * one command started (it survives setsid and re-parenting, because the marker is in the
+ * environment every descendant inherits — the same idea as the local backend's kill.ts).
+ */
+
+/** Every process of one remote command carries `REDGREEN_EXEC=<marker>` in its environment. */
+export const EXEC_MARKER_VAR = 'REDGREEN_EXEC';
+
+/** Exit codes of the helper the backend tells apart. */
+export const HELPER_UNSAFE_PATH = 3;
+export const HELPER_NO_SUCH_FILE = 4;
+
+/** Single-quotes a word for sh; any byte string survives. */
+export function q(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+const HELPER = `# redgreen helper (harness/sandbox/e2b-script.ts); R is the folder holding bin/, workspace/, scratch/
+R=\${0%/bin/rg}
+op=$1; shift
+[ -d "$R/scratch" ] || mkdir -p "$R/workspace" "$R/scratch" || exit 1
+
+# A path relative to R is safe when no component is '..' and no existing component is a symlink.
+safe() {
+  case "/$1/" in */../*) echo "redgreen: unsafe path $1" >&2; return 1;; esac
+  p=$R; rest=$1
+  while [ -n "$rest" ]; do
+    c=\${rest%%/*}
+    if [ "$c" = "$rest" ]; then rest=; else rest=\${rest#*/}; fi
+    [ -z "$c" ] && continue
+    p=$p/$c
+    if [ -L "$p" ]; then echo "redgreen: $1 goes through a symlink (\${p#$R/})" >&2; return 1; fi
+    [ -e "$p" ] || return 0
+  done
+}
+
+case $op in
+run)
+  # run <cwd> argv...: the command, then whatever it left behind is killed (spare this shell).
+  cd "$1" || exit 127
+  shift
+  "$@" &
+  wait $!
+  code=$?
+  env -u ${EXEC_MARKER_VAR} /bin/sh "$0" kill "$${EXEC_MARKER_VAR}" $$ >/dev/null 2>&1
+  exit $code ;;
+kill)
+  # kill <marker> [spare-pid]: SIGKILL every process carrying the marker until none is left.
+  i=0
+  while [ $i -lt 100 ]; do
+    pids=$(grep -lzx "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ 2>/dev/null | sed -e 's,^/proc/,,' -e 's,/environ$,,' | grep -vx "\${2:-none}")
+    [ -z "$pids" ] && exit 0
+    kill -9 $pids 2>/dev/null
+    i=$((i + 1))
+  done
+  echo "redgreen: processes marked $1 survive SIGKILL" >&2
+  exit 1 ;;
+put|put64)
+  # put <archive> | put64 <base64 archive>: unpack into R after checking every member path.
+  if [ "$op" = put64 ]; then a=$R/.upload-$$.tar; printf '%s' "$1" | base64 -d >"$a" || exit 1; else a=$1; fi
+  trap 'rm -f "$a" "$a.list"' EXIT
+  tar -tf "$a" --quoting-style=literal >"$a.list" || exit 1
+  while IFS= read -r m; do safe "$m" || exit ${HELPER_UNSAFE_PATH}; done <"$a.list"
+  tar -xpf "$a" -C "$R" --no-same-owner ;;
+rm)
+  for m in "$@"; do safe "$m" || exit ${HELPER_UNSAFE_PATH}; done
+  for m in "$@"; do rm -rf "$R/$m" || exit 1; done ;;
+check)
+  for m in "$@"; do safe "$m" || exit ${HELPER_UNSAFE_PATH}; done ;;
+cat)
+  safe "$1" || exit ${HELPER_UNSAFE_PATH}
+  [ -f "$R/$1" ] || { echo "redgreen: $1: no such file" >&2; exit ${HELPER_NO_SUCH_FILE}; }
+  base64 -w0 <"$R/$1" ;;
+*)
+  echo "redgreen: unknown helper op $op" >&2; exit 2 ;;
+esac
+`;
+
+/** Where the helper goes, relative to the user's home (envd resolves relative paths there). */
+export const HELPER_PATH = 'redgreen/bin/rg';
+
+/** The helper's text: written into each new sandbox with one files.write. */
+export function helperScript(): string {
+  return HELPER;
+}
+
+/**
+ * The fallback when envd's upload answer does not say where the helper landed (a relative path):
+ * prints the root folder.
+ */
+export function rootCommand(): string {
+  return `cd && printf '%s' "$PWD/${HELPER_PATH.replace(/\/bin\/rg$/, '')}"`;
+}
+
+/** A helper invocation; `bash -l -c` (how envd runs commands) execs straight into it. */
+export function helperCommand(root: string, args: readonly string[]): string {
+  return `exec /bin/sh ${q(`${root}/bin/rg`)} ${args.map(q).join(' ')}`;
+}

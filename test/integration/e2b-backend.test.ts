@@ -1,0 +1,86 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { E2BBackend } from '../../harness/sandbox/e2b.js';
+import { INLINE_ARCHIVE_BYTES } from '../../harness/sandbox/e2b-sandbox.js';
+import { e2bBackendOptions, e2bDouble } from '../helpers/backends-e2b.js';
+import { startE2BDouble } from '../helpers/e2b-server/server.js';
+
+/** What the e2b backend does beyond the conformance suite (test double, real SDK). */
+describe('e2b backend specifics', () => {
+  test('a big upload goes through /files as one archive; small ones travel inline', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rg-e2b-big-'));
+    const backend = new E2BBackend(e2bBackendOptions());
+    const sb = await backend.create({ runId: `big-${process.pid}`, fixtureId: 'big' });
+    try {
+      const big = Buffer.alloc(INLINE_ARCHIVE_BYTES * 3, 'x');
+      await writeFile(path.join(dir, 'big.bin'), big);
+      await writeFile(path.join(dir, 'small.txt'), 'small');
+      expect(await sb.uploadDir(dir)).toEqual({ files: 2, bytes: big.length + 5 });
+      expect((await sb.exec('wc -c < big.bin; cat small.txt; ls -a ..')).stdout).toBe(`${big.length}\nsmall.\n..\nbin\nscratch\nworkspace\n`);
+      expect(Buffer.compare(await sb.readFile('big.bin'), big)).toBe(0);
+      await expect(sb.readFile('missing.txt')).rejects.toMatchObject({ code: 'ENOENT' });
+      await sb.writeFiles([{ path: `${sb.scratchDir}/report.xml`, content: '<x/>' }]);
+      expect((await sb.readFile(`${sb.scratchDir}/report.xml`)).toString()).toBe('<x/>');
+      await sb.removeFiles([`${sb.scratchDir}/report.xml`, 'small.txt']);
+      expect((await sb.exec('ls; ls ../scratch')).stdout).toBe('big.bin\n');
+    } finally {
+      await sb.destroy();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('only --pass-env names cross over, and the template keeps its own PATH and HOME', async () => {
+    process.env.REDGREEN_E2B_PASSED = 'yes';
+    process.env.REDGREEN_E2B_SECRET = 'no';
+    const backend = new E2BBackend(e2bBackendOptions({ passEnv: ['REDGREEN_E2B_PASSED'] }));
+    const sb = await backend.create({ runId: `env-${process.pid}`, fixtureId: 'env' });
+    try {
+      const env = (await sb.exec('env')).stdout;
+      expect(env).toContain('REDGREEN_E2B_PASSED=yes\n');
+      expect(env).not.toContain('REDGREEN_E2B_SECRET');
+      expect(env).toContain(`REDGREEN_WORKSPACE=${sb.workdir}\n`);
+      expect(env).not.toContain(`HOME=${os.homedir()}\n`);
+    } finally {
+      delete process.env.REDGREEN_E2B_PASSED;
+      delete process.env.REDGREEN_E2B_SECRET;
+      await sb.destroy();
+    }
+  });
+
+  test('CubeSandbox: a legacy envd with only root works once the user is named, and says so when not', async () => {
+    const cube = await startE2BDouble({ envdVersion: '0.2.0', users: ['root'] });
+    const options = { template: 'tpl-cube', apiKey: 'dummy', apiUrl: cube.apiUrl, sandboxUrl: cube.sandboxUrl, retry: { attempts: 1 } };
+    try {
+      const named = new E2BBackend({ ...options, user: 'root' });
+      const sb = await named.create({ runId: 'cube', fixtureId: 'x' });
+      expect((await sb.exec('echo $USER')).stdout).toBe('root\n');
+      expect(sb.workdir).toMatch(/\/root\/redgreen\/workspace$/);
+      await sb.destroy();
+      const unnamed = new E2BBackend(options);
+      await expect(unnamed.create({ runId: 'cube', fixtureId: 'y' })).rejects.toMatchObject({ code: 'SANDBOX_FAILED', hint: expect.stringContaining('--e2b-user root') });
+      expect(cube.alive()).toEqual([]);
+    } finally {
+      await cube.close();
+    }
+  });
+
+  test('no API key is a usage error; an unknown key is refused at open()', async () => {
+    const saved = process.env.E2B_API_KEY;
+    delete process.env.E2B_API_KEY;
+    try {
+      expect(() => new E2BBackend({ template: 't' })).toThrow(expect.objectContaining({ code: 'USAGE' }));
+    } finally {
+      if (saved !== undefined) process.env.E2B_API_KEY = saved;
+    }
+    const strict = await startE2BDouble({ apiKey: 'right' });
+    try {
+      const backend = new E2BBackend({ template: 't', apiKey: 'wrong', apiUrl: strict.apiUrl, sandboxUrl: strict.sandboxUrl });
+      await expect(backend.open('auth')).rejects.toMatchObject({ code: 'USAGE' });
+    } finally {
+      await strict.close();
+    }
+    expect(e2bDouble.alive()).toEqual([]);
+  });
+});
