@@ -5,6 +5,7 @@ import type { PatchProvider } from '../pipeline/provider.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import { summarize, writeReport, type Report } from '../reporters/report.js';
+import { PatchSaver } from '../reporters/patches.js';
 import { renderTable } from '../reporters/table.js';
 import { TerminalReporter } from '../reporters/terminal.js';
 import { loadResumePoint, setAsideAttempt, type ResumePoint } from '../transcripts/resume.js';
@@ -70,6 +71,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       });
   if (kept.size) process.stderr.write(`resuming ${runId}: ${kept.size} fixture(s) kept, ${fixtures.length + broken.length} to run\n`);
   const terminal = new TerminalReporter(fixtures.length + broken.length);
+  const patches = new PatchSaver(path.join(paths.reportsDir, runId, 'patches'));
   const controller = new AbortController();
   // One abort listener per running command: 64 at concurrency 64 is expected, not a leak.
   setMaxListeners(0, controller.signal);
@@ -106,6 +108,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
         onEvent: (id, e) => {
           writer.onEvent(id, e);
           terminal.onEvent(id, e);
+          patches.onEvent(id, e);
         },
         onFixtureEnd: async (id, r) => {
           await writer.onFixtureEnd(id, r);
@@ -118,6 +121,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     process.off('SIGTERM', onSignal);
     terminal.close();
     await backend.close?.();
+    await patches.flush();
   }
   if (kept.size) {
     // Back in the order of the fixture set, as an uninterrupted run reports them.
