@@ -2,6 +2,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { BACKENDS, parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './config/options.js';
 import { harnessVersion, resolvePaths } from './config/paths.js';
+import { gc, GcOptionsSchema } from './commands/gc.js';
+import { imageBuild, ImageBuildOptionsSchema } from './commands/image.js';
 import { newFixture } from './commands/new.js';
 import { AgentRunOptionsSchema, run } from './commands/run.js';
 import { selfcheck } from './commands/selfcheck.js';
@@ -31,7 +33,8 @@ function backendOptions(cmd: Command): Command {
     .option('--template <name>', 'e2b: template name or id (default: $E2B_TEMPLATE)')
     .option('--e2b-user <name>', 'e2b: envd user; CubeSandbox needs root (default: $E2B_USER)')
     .option('--warm <n>', 'e2b: sandboxes kept created ahead of demand', '0')
-    .option('--create-rate <n>', 'e2b: sandbox creations per second at most', '10');
+    .option('--create-rate <n>', 'e2b: sandbox creations per second at most', '10')
+    .option('--pool <n>', 'docker: containers kept started and ready', '0');
 }
 
 function runOptions(cmd: Command): Command {
@@ -122,6 +125,30 @@ function program(): Command {
     .option('--noise-ratio <x>', 'timing changes by a smaller factor than this are noise', '1.5')
     .action(async (a: string, b: string, opts: Record<string, unknown>) => {
       process.exitCode = await compare(a, b, parseOptions(CompareOptionsSchema, opts));
+    });
+  const image = p.command('image').description('container images for the docker backend');
+  image
+    .command('build')
+    .description('build the default runtime image from Debian packages (debootstrap + docker import); reused unless --force')
+    .option('--tag <ref>', 'image reference to create')
+    .option('--suite <name>', 'Debian suite')
+    .option('--mirror <url>', "Debian mirror (default: the one this machine's apt uses)")
+    .option('--network <name>', 'network for the build container')
+    .option('--force', 'rebuild even if the tag exists')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: Record<string, unknown>) => {
+      process.exitCode = await imageBuild(parseOptions(ImageBuildOptionsSchema, opts));
+    });
+
+  p.command('gc')
+    .description('remove sandboxes of runs that are no longer alive (docker containers and volumes, e2b sandboxes, host folders)')
+    .addOption(new Option('--backend <name>', 'which sandboxes').choices(['docker', 'e2b', 'local']).default('docker'))
+    .option('--run <id>', "e2b: kill this run's sandboxes, alive or not (repeatable)", collect, [])
+    .option('--all-hosts', 'also runs started on other hosts (shared engine or service)')
+    .option('--dry-run', 'only say what would be removed')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: Record<string, unknown>) => {
+      process.exitCode = await gc(parseOptions(GcOptionsSchema, opts));
     });
   return p;
 }

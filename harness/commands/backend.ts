@@ -1,6 +1,7 @@
 import type { RunOptions } from '../config/options.js';
 import type { ProjectPaths } from '../config/paths.js';
 import { BwrapBackend } from '../sandbox/bwrap.js';
+import { DockerBackend } from '../sandbox/docker.js';
 import { E2BBackend } from '../sandbox/e2b.js';
 import { LocalBackend } from '../sandbox/local.js';
 import type { SandboxBackend } from '../sandbox/types.js';
@@ -17,6 +18,8 @@ export async function createBackend(options: RunOptions, paths: ProjectPaths): P
       await b.probe();
       return b;
     }
+    case 'docker':
+      return new DockerBackend({ passEnv: options.passEnv, pool: options.pool });
     case 'e2b':
       return new E2BBackend({
         template: options.template ?? process.env.E2B_TEMPLATE,
@@ -27,6 +30,8 @@ export async function createBackend(options: RunOptions, paths: ProjectPaths): P
       });
     // auto never picks a remote service: that costs money and needs credentials.
     case 'auto': {
+      const docker = new DockerBackend({ passEnv: options.passEnv, pool: options.pool });
+      if (await docker.probe().then(() => true, () => false)) return docker;
       const b = bwrap();
       return b.probe().then(
         () => b,

@@ -12,7 +12,7 @@ const intFromCli = (min: number, max: number) =>
     return n;
   });
 
-export const BACKENDS = ['local', 'bwrap', 'e2b', 'auto'] as const;
+export const BACKENDS = ['local', 'bwrap', 'docker', 'e2b', 'auto'] as const;
 
 export const PathOptionsSchema = z.object({
   root: z.string().optional(),
@@ -33,6 +33,8 @@ export const RunOptionsSchema = PathOptionsSchema.extend({
   template: z.string().min(1).optional(),
   e2bUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'a user name').optional(),
   warm: intFromCli(0, 256).default(0),
+  /** docker: containers of the default image kept started and ready. */
+  pool: intFromCli(0, 256).default(0),
   createRate: intFromCli(1, 1000).default(10),
   /** Reuse cached setup results (node_modules …) keyed by the lockfiles. */
   cache: z.boolean().default(true),

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { BwrapBackend } from '../../harness/sandbox/bwrap.js';
 import { LocalBackend } from '../../harness/sandbox/local.js';
+import { dockerBackendCase, dockerUnavailableReason } from './backends-docker.js';
 import { e2bBackendCase } from './backends-e2b.js';
 import type { SandboxBackend } from '../../harness/sandbox/types.js';
 
@@ -26,6 +27,9 @@ export function backendCases(): BackendCase[] {
   if (available('bwrap', ['bwrap', '--unshare-all', '--ro-bind', '/', '/', 'true'])) {
     cases.push({ name: 'bwrap', make: () => new BwrapBackend(), isolating: true });
   }
+  const noDocker = dockerUnavailableReason();
+  if (noDocker && process.env.CI) throw new Error(`CI must run the docker backend's tests, but ${noDocker}: .ci/run starts the engine`);
+  if (!noDocker) cases.push(dockerBackendCase());
   // The e2b backend runs against the local test double of the service (it needs only Node).
   cases.push(e2bBackendCase());
   return cases;

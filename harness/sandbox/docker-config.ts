@@ -1,0 +1,117 @@
+import type Docker from 'dockerode';
+
+/**
+ * Where things are inside a Docker sandbox — the same paths as the bubblewrap backend's, so
+ * outputs and transcripts read the same. The workspace, the scratch folder and HOME are volumes
+ * of their own: the archive API can write into volumes (not into tmpfs mounts), and a setup
+ * container that opted into network mounts the same ones. /tmp is a tmpfs; the root is read-only.
+ */
+export const WORKDIR = '/workspace';
+export const SCRATCH_DIR = '/redgreen';
+export const HOME_DIR = '/home/sandbox';
+/** Mount point → volume-name suffix. */
+export const VOLUME_MOUNTS = [
+  [WORKDIR, 'ws'],
+  [SCRATCH_DIR, 'scratch'],
+  [HOME_DIR, 'home'],
+] as const;
+
+/** Images whose /workspace, /redgreen and /home/sandbox exist and belong to the sandbox user carry this label. */
+export const LAYOUT_LABEL = 'redgreen.layout';
+export const LAYOUT_VERSION = '1';
+
+/** Commands run as this unprivileged uid:gid, whatever the image's USER; uploads are owned by it. */
+export const SANDBOX_UID = 1000;
+export const SANDBOX_GID = 1000;
+export const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_GID}`;
+
+export interface DockerLimits {
+  /** Memory (and memory+swap: no swap) per container, in bytes. */
+  memoryBytes: number;
+  /** CPUs per container (fractions allowed). */
+  cpus: number;
+  /** Processes and threads per container: a fork bomb stops here. */
+  pids: number;
+  /** Size of the /tmp tmpfs, in bytes (counts against memory). */
+  tmpBytes: number;
+}
+
+export const DEFAULT_LIMITS: DockerLimits = {
+  memoryBytes: 4 * 1024 ** 3, // as the bwrap backend
+  cpus: 2,
+  pids: 1024,
+  tmpBytes: 512 * 1024 ** 2,
+};
+
+export interface ContainerPlan {
+  name: string;
+  image: string;
+  /** The sandbox's volumes' common name prefix (see VOLUME_MOUNTS). */
+  volume: string;
+  labels: Record<string, string>;
+  limits: DockerLimits;
+  /** 'none' for sandboxes; a setup container that opted into network gets a real one. */
+  network: string;
+  cmd: string[];
+  /**
+   * Who the main process runs as. A sandbox's keeper runs as root (with no capabilities) so that
+   * commands, all run as SANDBOX_USER, cannot kill it and take the sandbox down with them.
+   */
+  user: string;
+  env?: string[];
+  workingDir?: string;
+}
+
+export function volumeNames(prefix: string): string[] {
+  return VOLUME_MOUNTS.map(([, suffix]) => `${prefix}-${suffix}`);
+}
+
+/**
+ * One container's configuration: no capabilities, no privilege escalation, a read-only root,
+ * limits on memory, CPU and processes, an init (tini) as pid 1 so orphans are reaped, and no
+ * logs kept by the engine (output is attached to, and recorded by the transcript instead).
+ * The image's entrypoint is replaced by the command's first word: it must not wrap our commands.
+ * Empty volumes are filled from the image's folders on first mount, their owner included: that is
+ * how they come to belong to the sandbox user without any privilege at run time.
+ */
+export function containerOptions(p: ContainerPlan): Docker.ContainerCreateOptions {
+  return {
+    name: p.name,
+    Image: p.image,
+    Entrypoint: p.cmd.slice(0, 1),
+    Cmd: p.cmd.slice(1),
+    User: p.user,
+    // A host-network container has the host's name; the engine refuses to set another.
+    ...(p.network === 'host' ? {} : { Hostname: 'sandbox' }),
+    Labels: p.labels,
+    ...(p.env ? { Env: p.env } : {}),
+    WorkingDir: p.workingDir ?? WORKDIR,
+    AttachStdin: false,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    OpenStdin: false,
+    HostConfig: {
+      Init: true,
+      NetworkMode: p.network,
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      IpcMode: 'private',
+      Memory: p.limits.memoryBytes,
+      MemorySwap: p.limits.memoryBytes,
+      NanoCpus: Math.round(p.limits.cpus * 1e9),
+      PidsLimit: p.limits.pids,
+      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${p.limits.tmpBytes},mode=1777` },
+      Mounts: VOLUME_MOUNTS.map(([target, suffix]) => ({ Type: 'volume', Source: `${p.volume}-${suffix}`, Target: target })),
+      LogConfig: { Type: 'none', Config: {} },
+      AutoRemove: false,
+    },
+  };
+}
+
+/** A name Docker accepts for a container or volume, recognisably redgreen's. */
+export function objectName(kind: string, fixtureId: string, suffix: string): string {
+  const safe = fixtureId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
+  return `redgreen-${kind}-${safe}-${suffix}`.replace(/-+/g, '-');
+}

@@ -1,0 +1,114 @@
+import { spawnSync } from 'node:child_process';
+import os from 'node:os';
+import { afterAll, describe, expect, test } from 'vitest';
+import { dockerClient } from '../../harness/sandbox/docker-client.js';
+import { volumeNames } from '../../harness/sandbox/docker-config.js';
+import { collectGarbage } from '../../harness/sandbox/docker-gc.js';
+import { DEFAULT_IMAGE } from '../../harness/sandbox/docker-image.js';
+import { currentOwner, LABEL, ownerLabels } from '../../harness/sandbox/docker-labels.js';
+import { DockerBackend } from '../../harness/sandbox/docker.js';
+import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
+
+const unavailable = dockerUnavailableReason();
+if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
+
+describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
+  const docker = dockerClient();
+  const leftovers = (label: string) =>
+    Promise.all([docker.listContainers({ all: true, filters: { label: [label] } }), docker.listVolumes({ filters: { label: [label] } }).then((v) => v.Volumes ?? [])]);
+
+  test('the pool hands out started containers in under 20 ms, never the same one twice, and close() drains it', async () => {
+    const backend = new DockerBackend(dockerTestOptions({ pool: 2 }));
+    try {
+      await backend.open('pool-test');
+      expect(backend.pooled).toBe(2);
+      const handouts: number[] = [];
+      const ids = new Set<string>();
+      for (let i = 0; i < 2; i++) {
+        const t0 = performance.now();
+        const sb = await backend.create({ runId: 'pool-test', fixtureId: `f${i}` });
+        handouts.push(performance.now() - t0);
+        expect(ids.has(sb.id)).toBe(false);
+        ids.add(sb.id);
+        expect((await sb.exec('echo ready')).stdout).toBe('ready\n');
+        await sb.destroy();
+      }
+      expect(Math.max(...handouts)).toBeLessThan(20);
+      // The next sandbox is a new container (a refill, or a cold one), not one handed out before.
+      const next = await backend.create({ runId: 'pool-test', fixtureId: 'f2' });
+      expect(ids.has(next.id)).toBe(false);
+      await next.destroy();
+    } finally {
+      await backend.close();
+    }
+    const [containers, volumes] = await leftovers(`${LABEL.session}=${backend.session}`);
+    expect(containers).toEqual([]);
+    expect(volumes).toEqual([]);
+    await expect(backend.create({ runId: 'pool-test', fixtureId: 'late' })).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
+  });
+
+  test('close() removes what a sandbox left when it was never destroyed', async () => {
+    const backend = new DockerBackend(dockerTestOptions());
+    await backend.create({ runId: 'close-test', fixtureId: 'forgotten' });
+    await backend.close();
+    const [containers, volumes] = await leftovers(`${LABEL.session}=${backend.session}`);
+    expect(containers).toEqual([]);
+    expect(volumes).toEqual([]);
+  });
+
+  describe('gc', () => {
+    // A pid that is certainly not running any more: a child that has already exited.
+    const deadPid = spawnSync('true').pid!;
+    const run = `gc-test-${Math.random().toString(36).slice(2, 8)}`;
+    const dead = { ...ownerLabels({ host: os.hostname(), pid: deadPid, start: 'gone' }), [LABEL.run]: run };
+    // Never touch another host's real objects on a shared engine: the remote case is scoped to this test's run.
+    const elsewhere = { ...ownerLabels({ host: 'another-host.invalid', pid: 1, start: 'x' }), [LABEL.run]: run };
+    const alive = { ...ownerLabels(currentOwner()), [LABEL.run]: run };
+    const made: string[] = [];
+    async function leftover(name: string, labels: Record<string, string>) {
+      made.push(name);
+      await Promise.all(volumeNames(name).map((Name) => docker.createVolume({ Name, Labels: labels })));
+      await docker.createContainer({ name, Image: DEFAULT_IMAGE, Entrypoint: ['true'], Labels: labels, HostConfig: { NetworkMode: 'none', Mounts: volumeNames(name).map((v, i) => ({ Type: 'volume', Source: v, Target: `/m${i}` })) } });
+    }
+    afterAll(async () => {
+      for (const name of made) {
+        await docker.getContainer(name).remove({ force: true }).catch(() => undefined);
+        for (const v of volumeNames(name)) await docker.getVolume(v).remove().catch(() => undefined);
+      }
+    });
+
+    test('removes the containers and volumes of dead runs only; other hosts only with allHosts', async () => {
+      const tag = Math.random().toString(36).slice(2, 8);
+      await leftover(`redgreen-gc-dead-${tag}`, dead);
+      await leftover(`redgreen-gc-live-${tag}`, alive);
+      await leftover(`redgreen-gc-remote-${tag}`, elsewhere);
+      const names = (items: { name: string }[]) => items.map((i) => i.name).filter((n) => n.endsWith(tag) || n.includes(`${tag}-`)).sort();
+
+      const dry = await collectGarbage(docker, { dryRun: true });
+      expect(names(dry.removed)).toEqual([`redgreen-gc-dead-${tag}`, ...volumeNames(`redgreen-gc-dead-${tag}`)].sort());
+      await expect(docker.getContainer(`redgreen-gc-dead-${tag}`).inspect()).resolves.toBeTruthy();
+
+      const r = await collectGarbage(docker);
+      expect(names(r.removed)).toEqual([`redgreen-gc-dead-${tag}`, ...volumeNames(`redgreen-gc-dead-${tag}`)].sort());
+      expect(names(r.kept.filter((k) => k.reason === 'alive'))).toContain(`redgreen-gc-live-${tag}`);
+      expect(names(r.kept.filter((k) => k.reason === 'other-host'))).toContain(`redgreen-gc-remote-${tag}`);
+      await expect(docker.getVolume(`redgreen-gc-dead-${tag}-ws`).inspect()).rejects.toMatchObject({ statusCode: 404 });
+
+      const all = await collectGarbage(docker, { allHosts: true, match: { [LABEL.run]: run } });
+      expect(names(all.removed)).toEqual([`redgreen-gc-remote-${tag}`, ...volumeNames(`redgreen-gc-remote-${tag}`)].sort());
+      await expect(docker.getContainer(`redgreen-gc-live-${tag}`).inspect()).resolves.toBeTruthy();
+    });
+
+    test('a run removes dead runs’ leftovers when it opens', async () => {
+      const name = `redgreen-gc-open-${Math.random().toString(36).slice(2, 8)}`;
+      await leftover(name, dead);
+      const backend = new DockerBackend(dockerTestOptions());
+      try {
+        const report = await backend.open('open-test');
+        expect(report.removed.map((i) => i.name)).toContain(name);
+      } finally {
+        await backend.close();
+      }
+    });
+  });
+});
