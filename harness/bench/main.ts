@@ -8,6 +8,7 @@ import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { runFixture } from '../pipeline/fixture-run.js';
 import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
 import { BwrapBackend } from '../sandbox/bwrap.js';
+import { DockerBackend } from '../sandbox/docker.js';
 import { LocalBackend } from '../sandbox/local.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import type { SandboxBackend } from '../sandbox/types.js';
@@ -85,6 +86,26 @@ async function overhead(backend: SandboxBackend, fixtures: Fixture[]): Promise<v
   console.log(`  ${[...phases].map(([p, v]) => `${p} ${ms(median(v) * fixtures.length)}`).join('   ')}`);
 }
 
+/** Hand-out time from a warm pool of docker containers (target < 20 ms). */
+async function dockerPool(): Promise<void> {
+  const pooled = new DockerBackend({ runId: 'bench-pool', pool: 4 });
+  if (!(await pooled.probe().then(() => true, () => false))) return;
+  try {
+    await pooled.open('bench-pool');
+    const times: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      // Give the pool time to refill between hand-outs, as fixtures' own work would.
+      await new Promise((r) => setTimeout(r, 600));
+      let sb: Awaited<ReturnType<SandboxBackend['create']>> | undefined;
+      times.push(await timeIt(async () => (sb = await pooled.create({ runId: 'bench-pool', fixtureId: 'pool' }))));
+      await sb!.destroy();
+    }
+    console.log(`\ndocker warm pool hand-out (8 rounds): median ${ms(median(times))}   p95 ${ms(p95(times))}   (target < 20 ms)`);
+  } finally {
+    await pooled.close();
+  }
+}
+
 /** A whole selfcheck (default concurrency) on each backend, beside the local one. */
 async function selfcheckPerBackend(backends: SandboxBackend[], fixtures: Fixture[]): Promise<void> {
   console.log('\nwhole selfcheck per backend (all fixtures, concurrency = CPU count)');
@@ -119,11 +140,18 @@ async function main(): Promise<void> {
   const others: SandboxBackend[] = [];
   const bwrap = new BwrapBackend({ cacheDir: paths.cacheDir });
   if (await bwrap.probe().then(() => true, (e: Error) => (console.log(`\nbwrap: skipped (${e.message})`), false))) others.push(bwrap);
+  const docker = new DockerBackend({ runId: 'bench' });
+  if (await docker.probe().then(() => true, (e: Error) => (console.log(`docker: skipped (${e.message})`), false))) {
+    await docker.open('bench');
+    others.push(docker);
+  }
   await sandboxMicro(local, small);
   for (const b of others) await sandboxMicro(b, small);
   await overhead(local, fixtures);
   if (process.env.BENCH_E2B !== '0') await benchE2B(small);
   await selfcheckPerBackend([local, ...others], fixtures);
+  await dockerPool();
+  await docker.close();
   console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
   await benchReports();
 }
