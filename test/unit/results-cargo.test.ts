@@ -1,25 +1,14 @@
-import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { cargoAdapter, interleave, parseCargoOutput } from '../../harness/results/cargo.js';
-import type { ParseInput } from '../../harness/results/types.js';
+import { captured, capturedInput, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh (cargo and rustc in test/data/versions.txt):
 // the crate `calc` run as the adapter prepares `cargo test` (stderr merged into stdout), with
 // --nocapture on one thread, with the streams apart, with -q; a crate whose test binary aborts,
 // one that does not compile, and a workspace of two packages.
-const data = (f: string) => readFile(new URL(`../data/${f}`, import.meta.url), 'utf8');
+const data = captured;
+const input = (dir: string) => capturedInput(dir, '/WORK/cargo');
 
-async function input(dir: string): Promise<ParseInput> {
-  return {
-    report: null,
-    stdout: await data(`${dir}/stdout.txt`),
-    stderr: await data(`${dir}/stderr.txt`),
-    exitCode: Number(await data(`${dir}/exit-code`)),
-    workdir: '/WORK/cargo',
-  };
-}
-
-const statuses = (tests: { id: string; status: string }[]) => Object.fromEntries(tests.map((t) => [t.id, t.status]));
 const prepare = (command: string) => cargoAdapter.prepare({ command, workdir: '/w', scratchDir: '/s', env: {} });
 
 const EXPECTED = {

@@ -1,24 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { goAdapter, parseGoOutput } from '../../harness/results/go.js';
-import type { ParseInput } from '../../harness/results/types.js';
+import { captured, capturedInput, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh with Go 1.19 (test/data/versions.txt): the
 // module example.com/shop run as the adapter prepares it (`go test -json ./...`), the same module
 // through a wrapped command (GOFLAGS=-v, read as text), and a module whose import is missing.
-const data = (f: string) => readFile(new URL(`../data/${f}`, import.meta.url), 'utf8');
+const data = captured;
+const input = (dir: string) => capturedInput(dir, '/WORK/go');
 
-async function input(dir: string): Promise<ParseInput> {
-  return {
-    report: null,
-    stdout: await data(`${dir}/stdout.txt`),
-    stderr: await data(`${dir}/stderr.txt`),
-    exitCode: Number(await data(`${dir}/exit-code`)),
-    workdir: '/WORK/go',
-  };
-}
-
-const statuses = (tests: { id: string; status: string }[]) => Object.fromEntries(tests.map((t) => [t.id, t.status]));
 const prepare = (command: string, env: Record<string, string> = {}) => goAdapter.prepare({ command, workdir: '/w', scratchDir: '/s', env });
 
 const EXPECTED = {
