@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, test } from 'vitest';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
@@ -102,8 +103,17 @@ const PY_FILES = {
 };
 const PY_FIX = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
 
+/** A missing toolchain skips its tests on a developer's machine; in CI (CI=true) it is a failure. */
+function toolchain(cmd: string) {
+  const missing = spawnSync(cmd, ['version'], { stdio: 'ignore' }).status !== 0;
+  if (missing && process.env.CI) throw new Error(`CI must run the ${cmd} runner's tests, but \`${cmd} version\` fails: install it in .ci/run`);
+  return test.skipIf(missing);
+}
+const withGo = toolchain('go');
+const withCargo = toolchain('cargo');
+
 describe('go, cargo and junit runners: selfcheck through the real pipeline', () => {
-  test('a Go module, as a plain go test (-json) and wrapped in a shell command (verbose text)', async () => {
+  withGo('a Go module, as a plain go test (-json) and wrapped in a shell command (verbose text)', async () => {
     const oracle = await diffTrees(GO_FILES, GO_FIX);
     project = await makeProject({
       go_plain: { manifest: goManifest('go test ./...'), files: GO_FILES, oracle },
@@ -119,7 +129,7 @@ describe('go, cargo and junit runners: selfcheck through the real pipeline', () 
     expect(byId.go_wrapped!.red?.source).toBe('stdout');
   }, 120_000);
 
-  test('a Go package that does not build is a broken RED, not "no tests"', async () => {
+  withGo('a Go package that does not build is a broken RED, not "no tests"', async () => {
     const files = { ...GO_FILES, 'calc.go': 'package calc\n\nfunc Add(a, b int) int { return a - undefinedName }\n' };
     // Nothing ran before the fix, so every test is fail→pass and none pass→pass.
     const tests = { failToPass: [...GO_TESTS.failToPass, ...GO_TESTS.passToPass].sort(), passToPass: [] };
@@ -131,7 +141,7 @@ describe('go, cargo and junit runners: selfcheck through the real pipeline', () 
     expect(sorted(byId.go_broken!.observed)).toEqual(tests);
   }, 120_000);
 
-  test('a Rust crate: unit tests, an integration test and a doc-test', async () => {
+  withCargo('a Rust crate: unit tests, an integration test and a doc-test', async () => {
     project = await makeProject({
       rust: {
         manifest: { language: 'rust', runner: 'cargo', test: { command: 'cargo test --offline', timeoutSec: 300 }, tests: CARGO_TESTS, protected: ['tests/*.rs'] },
