@@ -12,7 +12,7 @@ import { compare, CompareOptionsSchema } from './commands/compare.js';
 import { replay, ReplayOptionsSchema } from './commands/replay.js';
 import { report, ReportOptionsSchema } from './commands/report.js';
 import { describeError, RedgreenError } from './errors.js';
-import { RUNNERS } from './fixtures/manifest.js';
+import { TEMPLATES } from './fixtures/templates.js';
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -89,7 +89,7 @@ function program(): Command {
     });
 
   pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
-    .addOption(new Option('--runner <runner>', 'test runner').choices(RUNNERS.filter((r) => ['pytest', 'unittest', 'node-test', 'vitest', 'exit-code'].includes(r))).default('pytest'))
+    .addOption(new Option('--runner <runner>', 'test runner').choices(Object.keys(TEMPLATES)).default('pytest'))
     .action(async (id: string, opts: Record<string, unknown>) => {
       process.exitCode = await newFixture(id, opts);
     });

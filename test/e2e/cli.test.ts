@@ -3,6 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { TEMPLATES } from '../../harness/fixtures/templates.js';
 import { ReportSchema } from '../../harness/reporters/report.js';
 import { RunStateSchema } from '../../harness/transcripts/schema.js';
 import { runCli } from '../helpers/cli.js';
@@ -76,6 +78,22 @@ describe('redgreen CLI', () => {
     const json = JSON.parse(await readFile(path.join(root, 'fixtures/my_bug/fixture.json'), 'utf8')) as { tests: unknown };
     expect(json.tests).toEqual({ failToPass: ['test_calc.TestAdd.test_add'], passToPass: ['test_calc.TestAdd.test_add_zero'] });
     expect((await runCli(['new', 'my_bug'], { cwd: root })).code).toBe(2);
+  });
+
+  test('every `new` template is a valid fixture out of the box', async () => {
+    const root = await tempDir();
+    const runners = Object.keys(TEMPLATES).filter((r) => {
+      const tool = r === 'go' ? 'go' : r === 'cargo' ? 'cargo' : null;
+      if (!tool || spawnSync(tool, ['version'], { stdio: 'ignore' }).status === 0) return true;
+      if (process.env.CI) throw new Error(`CI must have ${tool} for the ${r} template`);
+      return false;
+    });
+    for (const r of runners) expect((await runCli(['new', `t_${r.replace(/-/g, '_')}`, '--runner', r], { cwd: root })).code).toBe(0);
+    const check = await runCli(['selfcheck', '--write', '--json'], { cwd: root });
+    const report = ReportSchema.parse(JSON.parse(check.stdout));
+    expect(report.fixtures.map((f) => [f.fixtureId, f.verdict])).toEqual(runners.map((r) => [`t_${r.replace(/-/g, '_')}`, 'valid']).sort());
+    expect(check.code).toBe(0);
+    expect((await runCli(['validate'], { cwd: root })).code).toBe(0);
   });
 
   test('usage errors exit 2 with a message that says what to do', async () => {
