@@ -56,7 +56,8 @@ export function newMarker(): string {
   return randomBytes(8).toString('hex');
 }
 
-export interface ContainerExecRequest {
+/** What a command needs, however the backend runs it (an exec, or a container of its own). */
+export interface CommandRequest {
   argv: readonly string[];
   env: Record<string, string>;
   cwd: string;
@@ -64,6 +65,9 @@ export interface ContainerExecRequest {
   maxOutputBytes?: number;
   onOutput?: (stream: OutputStream, chunk: Buffer) => void;
   signal?: AbortSignal;
+}
+
+export interface ContainerExecRequest extends CommandRequest {
   /** Called when killing from inside the container failed (pids limit hit, say): stop it all. */
   onKillFailed: (error: unknown) => Promise<void>;
   /** Whether the sandbox was destroyed (or stopped) on purpose: a vanished exec is then a killed command. */

@@ -2,9 +2,9 @@ import type Docker from 'dockerode';
 import { RedgreenError } from '../errors.js';
 import { engineFailure, envList } from './docker-client.js';
 import { containerOptions, SANDBOX_USER, type ContainerPlan } from './docker-config.js';
-import { EXEC_MARKER, newMarker, wrapped } from './docker-exec.js';
+import { EXEC_MARKER, newMarker, wrapped, type CommandRequest } from './docker-exec.js';
 import { ExecOutput, stopper } from './docker-stream.js';
-import type { ExecResult, OutputStream } from './types.js';
+import type { ExecResult } from './types.js';
 
 /**
  * The network a command that opted into network (a setup phase installing dependencies) gets:
@@ -21,15 +21,8 @@ export async function resolveSetupNetwork(docker: Docker, preferred?: string): P
   }
 }
 
-export interface NetworkRunRequest {
+export interface NetworkRunRequest extends CommandRequest {
   plan: Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'user'>;
-  argv: readonly string[];
-  env: Record<string, string>;
-  cwd: string;
-  timeoutMs?: number;
-  maxOutputBytes?: number;
-  onOutput?: (stream: OutputStream, chunk: Buffer) => void;
-  signal?: AbortSignal;
   /** Tracks the container so the sandbox's destroy() can remove it while it runs. */
   track: (c: Docker.Container, running: boolean) => void;
   /** Whether the sandbox was destroyed: the container vanishing is then a killed command. */
