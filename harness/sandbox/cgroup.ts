@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { access, constants, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -50,6 +51,11 @@ export class SandboxCgroup {
       await Promise.all(made.map((d) => rmdir(d).catch(() => undefined)));
       return null;
     }
+  }
+
+  /** The cgroup folders a sandbox of this name would have (for gc after its harness died). */
+  static existing(name: string): SandboxCgroup {
+    return new SandboxCgroup([path.join(V1, name), path.join(V1, 'memory', name), path.join(V1, 'pids', name)].filter((d) => existsSync(d)));
   }
 
   /** A shell prefix that moves the shell into the cgroup, then execs the rest. */

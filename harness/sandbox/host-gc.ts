@@ -1,6 +1,7 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { SandboxCgroup } from './cgroup.js';
 import { killTree } from './kill.js';
 
 const OWNER = 'owner.json';
@@ -45,6 +46,7 @@ export async function gcHostSandboxes(baseDir: string = os.tmpdir()): Promise<st
     }
     if (alive(owner.pid)) continue;
     await killTree(undefined, owner.sandboxId);
+    await SandboxCgroup.existing(`redgreen-${owner.sandboxId}`).remove();
     await rm(root, { recursive: true, force: true });
     removed.push(root);
   }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { gcHostSandboxes } from '../../harness/sandbox/host-gc.js';
@@ -13,11 +13,11 @@ describe('gc of host sandboxes left by a killed harness', () => {
     const script = `
       const { ${backend === 'local' ? 'LocalBackend: B' : 'BwrapBackend: B'} } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox', `${backend}.js`))});
       const sb = await new B().create({ runId: 'gc-test', fixtureId: 'gc' });
-      console.log(JSON.stringify({ workdir: sb.workdir }));
+      console.log(JSON.stringify({ workdir: sb.workdir, id: sb.id }));
       await sb.exec('sleep ${t}');`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
-    const { workdir } = JSON.parse(line) as { workdir: string };
+    const { workdir, id } = JSON.parse(line) as { workdir: string; id: string };
     await expect.poll(() => processesWith(t).length, { timeout: 5000 }).toBeGreaterThan(0);
     child.kill('SIGKILL');
     await new Promise((r) => child.on('close', r));
@@ -29,5 +29,9 @@ describe('gc of host sandboxes left by a killed harness', () => {
     }
     expect(removed.length).toBeGreaterThan(0);
     expect(processesWith(t)).toEqual([]);
+    // bwrap's per-sandbox cgroups go with the folder.
+    for (const hierarchy of ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/memory']) {
+      if (existsSync(hierarchy)) expect(readdirSync(hierarchy)).not.toContain(`redgreen-${id}`);
+    }
   });
 });
