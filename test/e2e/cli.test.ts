@@ -1,25 +1,18 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { TEMPLATES } from '../../harness/fixtures/templates.js';
 import { ReportSchema } from '../../harness/reporters/report.js';
 import { RunStateSchema } from '../../harness/transcripts/schema.js';
 import { runCli } from '../helpers/cli.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
 const SEEDS = ['bug01_decimal_div', 'bug02_off_by_one', 'bug03_strip_lines', 'bug04_state_mutation', 'bug05_unicode_normalize'];
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const d = await mkdtemp(path.join(os.tmpdir(), 'rg-e2e-'));
-  dirs.push(d);
-  return d;
-}
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+const tempDir = useTempDirs('rg-e2e-');
 
 describe('redgreen CLI', () => {
   test('selfcheck of the five seeds reproduces the seed table: 12 failed / 13 passed → 25 passed', async () => {

@@ -1,21 +1,17 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { ReportSchema } from '../../harness/reporters/report.js';
 import { BIN, runCli } from '../helpers/cli.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+const tempDir = useTempDirs('rg-resume-');
 
 /** Three quick fixtures and a slow one, run one at a time so a kill lands in the middle. */
 async function project(): Promise<string> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'rg-resume-'));
-  dirs.push(root);
+  const root = await tempDir();
   for (const id of ['a_first', 'b_second', 'c_slow', 'd_last']) expect((await runCli(['new', id], { cwd: root })).code).toBe(0);
   await writeFile(path.join(root, 'fixtures/c_slow/test_slow.py'), 'import time\n\ndef test_slow():\n    time.sleep(2)\n');
   return root;

@@ -1,20 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { ReportSchema } from '../../harness/reporters/report.js';
 import { REPO, runCli } from '../helpers/cli.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
 
-const dirs: string[] = [];
-async function out(): Promise<string> {
-  const d = await mkdtemp(path.join(os.tmpdir(), 'rg-e2e-run-'));
-  dirs.push(d);
-  return d;
-}
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+const out = useTempDirs('rg-e2e-run-');
 const where = (d: string) => ['--reports', d, '--transcripts', d];
 
 describe('redgreen run', () => {
