@@ -15,6 +15,7 @@ import type { SandboxBackend } from '../sandbox/types.js';
 import { bareWork } from './bare.js';
 import { benchE2B } from './e2b.js';
 import { benchReports } from './reports.js';
+import { benchInterrupt } from './interrupt.js';
 import { median, ms, p95, timeIt } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -154,6 +155,7 @@ async function main(): Promise<void> {
   await docker.close();
   console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
   await benchReports();
+  await benchInterrupt();
 }
 
 await main();

@@ -9,6 +9,7 @@ import { summarize, type Report } from '../reporters/report.js';
 import { openRun } from '../transcripts/reader.js';
 import { renderRun } from '../transcripts/replay-render.js';
 import { RUN_SCHEMA, type RunState } from '../transcripts/schema.js';
+import { benchReportInBrowser } from './browser.js';
 
 /** A deterministic pseudo-random sequence (mulberry32): every bench run measures the same data. */
 function rng(seed: number): () => number {
@@ -140,6 +141,7 @@ export async function benchReports(n = Number(process.env.BENCH_REPORT_FIXTURES 
     console.log(`\nreports of a ${n}-fixture synthetic run (targets: < 2 s and < 200 MB each, report.html < 10 MB)`);
     console.log(`  report --format html,junit,md   ${rep.ms.toFixed(0)} ms   peak RSS ${rep.rssMb.toFixed(0)} MB   report.html ${await mb('report.html')} MB, junit.xml ${await mb('junit.xml')} MB, summary.md ${await mb('summary.md')} MB`);
     console.log(`  replay --speed 0                ${rpl.ms.toFixed(0)} ms   peak RSS ${rpl.rssMb.toFixed(0)} MB   ${(rpl.bytes / 1024 / 1024).toFixed(1)} MB of text`);
+    await benchReportInBrowser(path.join(root, 'reports', runId, 'report.html'), n - 1);
   } finally {
     await rm(root, { recursive: true, force: true });
   }

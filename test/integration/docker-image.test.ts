@@ -19,10 +19,8 @@ describe.skipIf(unavailable)('docker images', () => {
 
   test('`image build` reuses an existing image instead of rebuilding it', async () => {
     const lines: string[] = [];
-    const t0 = performance.now();
     const r = await buildRuntimeImage({ log: (l) => lines.push(l), docker });
     expect(r).toMatchObject({ tag: DEFAULT_IMAGE, built: false });
-    expect(performance.now() - t0).toBeLessThan(5000);
     expect(lines).toEqual([]);
   });
 

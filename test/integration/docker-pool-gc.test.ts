@@ -17,23 +17,21 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
   const leftovers = (label: string) =>
     Promise.all([docker.listContainers({ all: true, filters: { label: [label] } }), docker.listVolumes({ filters: { label: [label] } }).then((v) => v.Volumes ?? [])]);
 
-  test('the pool hands out started containers in under 20 ms, never the same one twice, and close() drains it', async () => {
+  test('the pool hands out containers it started ahead of demand, never the same one twice, and close() drains it', async () => {
     const backend = new DockerBackend(dockerTestOptions({ pool: 2 }));
     try {
       await backend.open('pool-test');
       expect(backend.pooled).toBe(2);
-      const handouts: number[] = [];
       const ids = new Set<string>();
       for (let i = 0; i < 2; i++) {
-        const t0 = performance.now();
         const sb = await backend.create({ runId: 'pool-test', fixtureId: `f${i}` });
-        handouts.push(performance.now() - t0);
+        // Made by the pool before the fixture asked (how fast a hand-out is: `npm run bench`).
+        expect((await docker.getContainer(sb.id).inspect()).Config.Labels[LABEL.role]).toBe('pool');
         expect(ids.has(sb.id)).toBe(false);
         ids.add(sb.id);
         expect((await sb.exec('echo ready')).stdout).toBe('ready\n');
         await sb.destroy();
       }
-      expect(Math.max(...handouts)).toBeLessThan(20);
       // The next sandbox is a new container (a refill, or a cold one), not one handed out before.
       const next = await backend.create({ runId: 'pool-test', fixtureId: 'f2' });
       expect(ids.has(next.id)).toBe(false);

@@ -86,11 +86,9 @@ describe('e2b backend: service faults end as infra_error, with every sandbox kil
   test('a stream cut in the middle: the command is killed inside the sandbox, not left running', async () => {
     const t = uniqueSleep();
     e2bDouble.faults = { cutStreamOn: { match: `sleep ${t}` } };
-    const started = Date.now();
     const { byId, runId } = await run({ cut: sleeper(t) });
     expect(byId.cut!.verdict).toBe('infra_error');
     expect(byId.cut!.reason).toContain('lost the output stream');
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect(processesWith(t)).toEqual([]);
     expectAllKilled(runId);
   });

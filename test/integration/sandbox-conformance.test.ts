@@ -86,7 +86,6 @@ describe.each(backendCases())('sandbox conformance: $name', ({ make, isolating }
     const t = uniqueSleep();
     const r = await sb.exec(`sleep ${t} & setsid sleep ${t} & (sleep ${t} &); nohup sleep ${t} >/dev/null 2>&1 & sleep ${t}`, { timeoutMs: 500 });
     expect(r.timedOut).toBe(true);
-    expect(r.durationMs).toBeLessThan(5000);
     expect(processesWith(t)).toEqual([]);
   });
 

@@ -67,10 +67,8 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     project = await makeProject({
       hang: { manifest: { ...PYTEST, test: { command: 'python3 -m pytest -q', timeoutSec: 1.5 } }, files: { 'calc.py': ADD_PY, 'test_hang.py': hang }, oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX) },
     });
-    const started = Date.now();
     const { byId } = await selfcheckProject(project);
     expect(byId.hang!.verdict).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(processesWith(t)).toEqual([]);
   });
 
