@@ -4,49 +4,52 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { spawnSync } from 'node:child_process';
+import { scaffoldFixture } from '../../harness/fixtures/scaffold.js';
 import { TEMPLATES } from '../../harness/fixtures/templates.js';
-import { ReportSchema } from '../../harness/reporters/report.js';
+import { ReportSchema, summarize } from '../../harness/reporters/report.js';
 import { RunStateSchema } from '../../harness/transcripts/schema.js';
-import { runCli } from '../helpers/cli.js';
+import { BUNDLED, SEEDS } from '../helpers/bundled.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { listenReady, pythonNotify } from '../helpers/ready-socket.js';
+import { recordedRun } from '../helpers/recorded-run.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
-const SEEDS = ['bug01_decimal_div', 'bug02_off_by_one', 'bug03_strip_lines', 'bug04_state_mutation', 'bug05_unicode_normalize'];
 const tempDir = useTempDirs('rg-e2e-');
+const recorded = recordedRun();
 
 describe('redgreen CLI', () => {
   test('selfcheck of the five seeds reproduces the seed table: 12 failed / 13 passed → 25 passed', async () => {
-    const out = await tempDir();
-    const r = await runCli(['selfcheck', ...SEEDS, '--json', '--reports', out, '--transcripts', out]);
-    expect(r.stderr).not.toContain('redgreen:');
-    expect(r.code).toBe(0);
-    const report = ReportSchema.parse(JSON.parse(r.stdout));
-    expect(report.summary.tests).toEqual({ red: { failed: 12, passed: 13 }, green: { failed: 0, passed: 25 } });
-    expect(report.fixtures.map((f) => f.verdict)).toEqual(SEEDS.map(() => 'valid'));
-    for (const phase of ['create', 'upload', 'setup', 'red', 'patch', 'green', 'destroy']) expect(report.fixtures[0]!.timings[phase]).toBeTypeOf('number');
-    expect(report.summary.denominators).toEqual({ all: 5, scored: 5 });
-    // The report on disk is the same one, and the transcript has run.json plus a JSONL per fixture.
-    expect(JSON.parse(readFileSync(path.join(out, report.runId, 'report.json'), 'utf8')).runId).toBe(report.runId);
-    const run = RunStateSchema.parse(JSON.parse(readFileSync(path.join(out, report.runId, 'run.json'), 'utf8')));
+    expect(recorded.stderr).not.toContain('redgreen:');
+    expect(recorded.code).toBe(0);
+    const report = ReportSchema.parse(JSON.parse(readFileSync(path.join(recorded.reportsDir, recorded.runId, 'report.json'), 'utf8')));
+    expect(report.runId).toBe(recorded.runId);
+    const seeds = report.fixtures.filter((f) => (SEEDS as readonly string[]).includes(f.fixtureId));
+    expect(seeds.map((f) => [f.fixtureId, f.verdict])).toEqual(SEEDS.map((id) => [id, 'valid']));
+    const summary = summarize(seeds);
+    expect(summary.tests).toEqual({ red: { failed: 12, passed: 13 }, green: { failed: 0, passed: 25 } });
+    expect(summary.denominators).toEqual({ all: 5, scored: 5 });
+    for (const phase of ['create', 'upload', 'setup', 'red', 'patch', 'green', 'destroy']) expect(seeds[0]!.timings[phase]).toBeTypeOf('number');
+    // The transcript has run.json plus a JSONL per fixture.
+    const run = RunStateSchema.parse(JSON.parse(readFileSync(path.join(recorded.transcriptsDir, report.runId, 'run.json'), 'utf8')));
     expect(run.status).toBe('completed');
-    const lines = readFileSync(path.join(out, report.runId, 'bug02_off_by_one.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; phase?: string });
+    const lines = readFileSync(path.join(recorded.transcriptsDir, report.runId, 'bug02_off_by_one.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; phase?: string });
     expect(lines[0]!.type).toBe('fixture');
     expect(lines.filter((l) => l.type === 'command').map((l) => l.phase)).toEqual(['red', 'green']);
     expect(lines.some((l) => l.type === 'patch')).toBe(true);
     expect(lines.at(-1)!.type).toBe('result');
   });
 
-  test('every bundled fixture is valid, across runners (pytest, unittest, node:test, vitest)', async () => {
-    const out = await tempDir();
-    const r = await runCli(['selfcheck', '--reports', out, '--transcripts', out]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/valid: 8\/8 of all fixtures/);
+  test('every bundled fixture is valid, across runners (pytest, unittest, node:test, vitest)', () => {
+    expect(recorded.code).toBe(0);
+    expect(recorded.stdout).toContain(`valid: ${BUNDLED.length}/${BUNDLED.length} of all fixtures`);
+    expect(recorded.stdout).toContain(`report: ${path.join(recorded.reportsDir, recorded.runId, 'report.json')}`);
     // Not a TTY: one line per finished fixture on stderr.
-    expect(r.stderr.split('\n').filter((l) => l.startsWith('✔'))).toHaveLength(8);
+    expect(recorded.stderr.split('\n').filter((l) => l.startsWith('✔'))).toHaveLength(BUNDLED.length);
   });
 
   test('validate passes on the bundled fixtures and names the field of a broken manifest', async () => {
-    expect((await runCli(['validate'])).code).toBe(0);
+    expect((await runCli(['validate'], { cwd: recorded.root })).code).toBe(0);
     const root = await tempDir();
     expect((await runCli(['new', 'ok_bug', '--runner', 'node-test'], { cwd: root })).code).toBe(0);
     expect((await runCli(['new', 'bad_bug'], { cwd: root })).code).toBe(0);
@@ -90,10 +93,10 @@ describe('redgreen CLI', () => {
   });
 
   test('usage errors exit 2 with a message that says what to do', async () => {
-    const bad = await runCli(['selfcheck', '--concurrency', '0']);
+    const bad = await runCli(['selfcheck', '--concurrency', '0'], { cwd: recorded.root });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--concurrency: must be a whole number from 1');
-    const unknown = await runCli(['selfcheck', 'no_such_fixture']);
+    const unknown = await runCli(['selfcheck', 'no_such_fixture'], { cwd: recorded.root });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown fixture: no_such_fixture');
     expect(unknown.stderr).toContain('bug01_decimal_div');
@@ -109,26 +112,28 @@ describe('redgreen CLI', () => {
     expect(r.stdout).toContain('patch_error');
   });
 
-  test('Ctrl-C stops within seconds, kills every sandbox process, writes what finished and exits 130', async () => {
+  test('Ctrl-C stops, kills every sandbox process, writes what finished and exits 130', async () => {
     const root = await tempDir();
-    await runCli(['new', 'quick'], { cwd: root });
-    await runCli(['new', 'hang'], { cwd: root });
+    const dirs = { fixturesDir: path.join(root, 'fixtures'), oraclesDir: path.join(root, 'oracles') };
+    await scaffoldFixture({ id: 'quick', runner: 'pytest', ...dirs });
+    await scaffoldFixture({ id: 'hang', runner: 'pytest', ...dirs });
     const t = uniqueSleep();
-    await writeFile(path.join(root, 'fixtures/hang/test_calc.py'), `import subprocess\n\ndef test_hang():\n    subprocess.run(["sleep", "${t}"])\n`);
-    let sent = false;
-    const started = Date.now();
-    const r = await runCli(['selfcheck', '--concurrency', '2'], {
-      cwd: root,
-      onStderr: (chunk, child) => {
-        // Interrupt once the quick fixture is done and the hanging one is surely running.
-        if (!sent && chunk.includes('quick')) {
-          sent = true;
-          setTimeout(() => child.kill('SIGINT'), 300);
-        }
-      },
-    });
+    const sock = path.join(root, 'running.sock');
+    // The hanging test starts its sleep, then says so on the socket.
+    await writeFile(path.join(root, 'fixtures/hang/test_calc.py'), `import subprocess\n\ndef test_hang():\n    p = subprocess.Popen(["sleep", "${t}"])\n${pythonNotify(sock)}    p.wait()\n`);
+    const ready = listenReady(sock);
+    const cli = spawnCli(['selfcheck', '--concurrency', '2'], { cwd: root });
+    try {
+      // Interrupt once the quick fixture is done and the hanging one is surely running.
+      await cli.waitFor('the quick fixture finished', (o) => o.stderr.includes('quick'));
+      await Promise.race([ready.connected, cli.waitFor('the hanging test started', () => false)]);
+    } finally {
+      ready.close();
+    }
+    expect(processesWith(t)).not.toEqual([]);
+    cli.child.kill('SIGINT');
+    const r = await cli.result;
     expect(r.code).toBe(130);
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect(processesWith(t)).toEqual([]);
     const runs = readdirSync(path.join(root, 'transcripts'));
     expect(runs).toHaveLength(1);

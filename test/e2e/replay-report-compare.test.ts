@@ -5,13 +5,19 @@ import path from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ReportSchema, type Report } from '../../harness/reporters/report.js';
+import { BUNDLED } from '../helpers/bundled.js';
 import { runCli } from '../helpers/cli.js';
+import { copyRecordedRun, recordedRun } from '../helpers/recorded-run.js';
 
-const IDS = ['bug02_off_by_one', 'js_cart_total'];
+/** The shared recorded selfcheck of the bundled fixtures; this file works on its own copy of it. */
+const recorded = recordedRun();
+const N = BUNDLED.length;
+const TWO = ['--fixture', 'bug02_off_by_one', '--fixture', 'js_cart_total'];
 let out: string;
+let dirs: { reportsDir: string; transcriptsDir: string };
 let report: Report;
 let runDir: string;
-const where = () => ['--reports', out, '--transcripts', out];
+const where = () => ['--reports', dirs.reportsDir, '--transcripts', dirs.transcriptsDir];
 
 /** bwrap must be tested in CI; on a machine without it, only local is. */
 function bwrapAvailable(): boolean {
@@ -23,18 +29,17 @@ function bwrapAvailable(): boolean {
 /** A copy of the run's report under another run id, with some fixtures' verdicts changed. */
 async function doctored(runId: string, verdicts: Record<string, string>, drop: string[] = []): Promise<string> {
   const r: Report = { ...report, runId, fixtures: report.fixtures.filter((f) => !drop.includes(f.fixtureId)).map((f) => ({ ...f, ...(verdicts[f.fixtureId] ? { verdict: verdicts[f.fixtureId]!, reason: 'doctored' } : {}) })) };
-  await mkdir(path.join(out, runId), { recursive: true });
-  await writeFile(path.join(out, runId, 'report.json'), JSON.stringify(r));
+  await mkdir(path.join(dirs.reportsDir, runId), { recursive: true });
+  await writeFile(path.join(dirs.reportsDir, runId, 'report.json'), JSON.stringify(r));
   return runId;
 }
 
 beforeAll(async () => {
   out = await mkdtemp(path.join(os.tmpdir(), 'rg-e2e-replay-'));
-  const r = await runCli(['selfcheck', ...IDS, '--json', ...where()]);
-  expect(r.code).toBe(0);
-  report = ReportSchema.parse(JSON.parse(r.stdout));
-  runDir = path.join(out, report.runId);
-}, 120_000);
+  dirs = await copyRecordedRun(out);
+  report = ReportSchema.parse(JSON.parse(await readFile(path.join(dirs.reportsDir, recorded.runId, 'report.json'), 'utf8')));
+  runDir = path.join(dirs.transcriptsDir, report.runId);
+});
 afterAll(async () => {
   await rm(out, { recursive: true, force: true });
 });
@@ -44,13 +49,13 @@ describe('replay', () => {
     const r = await runCli(['replay', runDir, '--speed', '0']);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
-    for (const id of IDS) expect(r.stdout).toContain(`━━ ${id}`);
+    for (const id of BUNDLED) expect(r.stdout).toContain(`━━ ${id}`);
     expect(r.stdout).toContain('$ python3 -m pytest -q');
     expect(r.stdout).toMatch(/RED tests · cwd \S+ · env PYTEST_ADDOPTS · exit 1 · /);
     expect(r.stdout).toContain('-    end = start + page_size - 1');
     expect(r.stdout).toMatch(/test_pager\.py::test_second_page_full\s+✘ failed\s+✔ passed/);
-    expect(r.stdout).toContain('2 fixture(s) replayed: valid 2');
-    const one = await runCli(['replay', report.runId, '--fixture', 'js_cart_total', '--speed', '0', '--transcripts', out]);
+    expect(r.stdout).toContain(`${N} fixture(s) replayed: valid ${N}`);
+    const one = await runCli(['replay', report.runId, '--fixture', 'js_cart_total', '--speed', '0', '--transcripts', dirs.transcriptsDir]);
     expect(one.stdout).toContain('━━ js_cart_total');
     expect(one.stdout).not.toContain('━━ bug02_off_by_one');
     const unknown = await runCli(['replay', runDir, '--fixture', 'nope', '--speed', '0']);
@@ -82,7 +87,7 @@ describe('replay', () => {
 
   test('--verify re-executes the run and shows no drift, on local and on bwrap', async () => {
     for (const backend of ['local', ...(bwrapAvailable() ? ['bwrap'] : [])]) {
-      const r = await runCli(['replay', runDir, '--verify', '--backend', backend]);
+      const r = await runCli(['replay', runDir, '--verify', ...TWO, '--backend', backend, '--root', recorded.root]);
       expect(r.stdout).toContain(`2 without drift, 0 drifted, 0 skipped — replayed on ${backend}, recorded on local`);
       expect(r.code).toBe(0);
     }
@@ -96,7 +101,7 @@ describe('replay', () => {
     // The recording now claims GREEN exited 1 with a failing test: the re-execution disagrees.
     const altered = text.split('\n').map((l) => (l.includes('"label":"GREEN tests"') ? l.replace('"exitCode":0', '"exitCode":1') : l.includes('"type":"tests","phase":"green"') ? l.replace('"status":"passed"', '"status":"failed"') : l));
     await writeFile(file, altered.join('\n'));
-    const r = await runCli(['replay', copy, '--verify', '--json']);
+    const r = await runCli(['replay', copy, '--verify', ...TWO, '--json', '--root', recorded.root]);
     expect(r.code).toBe(1);
     const drift = JSON.parse(r.stdout) as { drifted: number; fixtures: { fixtureId: string; status: string; differences: string[] }[] };
     expect(drift.drifted).toBe(1);
@@ -133,11 +138,12 @@ describe('report', () => {
     expect(html).toContain('end = start + page_size - 1'); // the patch, from the transcript
     expect(html).toContain('2 failed, 3 passed in'); // the RED log
     expect(XMLValidator.validate(await readFile(path.join(dest, 'junit.xml'), 'utf8'))).toBe(true);
-    expect(await readFile(path.join(dest, 'summary.md'), 'utf8')).toContain('**2/2** valid of all fixtures');
+    expect(await readFile(path.join(dest, 'summary.md'), 'utf8')).toContain(`**${N}/${N}** valid of all fixtures`);
     // Every run already wrote them next to its report.json.
-    for (const f of ['report.html', 'junit.xml', 'summary.md']) expect((await readFile(path.join(runDir, f), 'utf8')).length).toBeGreaterThan(100);
-    const md = await runCli(['report', runDir, '--format', 'md', '--out', '-']);
-    expect(md.stdout).toMatch(/^## ✅ redgreen selfcheck · oracle — valid 2\/2/);
+    const reportDir = path.join(dirs.reportsDir, report.runId);
+    for (const f of ['report.html', 'junit.xml', 'summary.md']) expect((await readFile(path.join(reportDir, f), 'utf8')).length).toBeGreaterThan(100);
+    const md = await runCli(['report', reportDir, '--format', 'md', '--out', '-']);
+    expect(md.stdout).toMatch(new RegExp(`^## ✅ redgreen selfcheck · oracle — valid ${N}/${N}`));
   });
 
   test('several runs make one matrix; a missing or invalid report.json is a clear usage error', async () => {
@@ -145,13 +151,13 @@ describe('report', () => {
     const matrix = path.join(out, 'matrix.html');
     const r = await runCli(['report', report.runId, b, '--format', 'html', '--out', matrix, ...where()]);
     expect(r.code).toBe(0);
-    expect(await readFile(matrix, 'utf8')).toContain('2 fixtures × 2 runs');
+    expect(await readFile(matrix, 'utf8')).toContain(`${N} fixtures × 2 runs`);
     expect((await runCli(['report', report.runId, b, ...where()])).stderr).toContain('say where it goes with --out');
     const missing = await runCli(['report', 'no-such-run', ...where()]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain(`no report at ${path.join(out, 'no-such-run', 'report.json')}`);
-    await mkdir(path.join(out, 'bad'), { recursive: true });
-    await writeFile(path.join(out, 'bad', 'report.json'), JSON.stringify({ ...report, fixtures: [{ fixtureId: 1 }] }));
+    expect(missing.stderr).toContain(`no report at ${path.join(dirs.reportsDir, 'no-such-run', 'report.json')}`);
+    await mkdir(path.join(dirs.reportsDir, 'bad'), { recursive: true });
+    await writeFile(path.join(dirs.reportsDir, 'bad', 'report.json'), JSON.stringify({ ...report, fixtures: [{ fixtureId: 1 }] }));
     const invalid = await runCli(['report', 'bad', ...where()]);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('not a valid redgreen.report/1 report');
@@ -175,7 +181,7 @@ describe('compare', () => {
     const fewer = await doctored('fewer', {}, ['js_cart_total']);
     const r = await runCli(['compare', report.runId, fewer, '--json', ...where()]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ onlyInA: ['js_cart_total'], onlyInB: [], common: 1, regressions: 0 });
+    expect(JSON.parse(r.stdout)).toMatchObject({ onlyInA: ['js_cart_total'], onlyInB: [], common: N - 1, regressions: 0 });
     const text = await runCli(['compare', fewer, report.runId, ...where()]);
     expect(text.stdout).toContain('only in B (1): js_cart_total');
   });

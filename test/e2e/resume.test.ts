@@ -1,43 +1,49 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { scaffoldFixture } from '../../harness/fixtures/scaffold.js';
 import { ReportSchema } from '../../harness/reporters/report.js';
-import { BIN, runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { listenReady, pythonNotify } from '../helpers/ready-socket.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const tempDir = useTempDirs('rg-resume-');
 
-/** Three quick fixtures and a slow one, run one at a time so a kill lands in the middle. */
-async function project(): Promise<string> {
+/**
+ * Four fixtures run one at a time; the third one's test checks in on `<root>/running.sock` and,
+ * when someone listens there, waits until they let go: a kill lands in the middle of the run, at
+ * a point the test observed. Without a listener it passes at once, as any test would.
+ */
+async function project(): Promise<{ root: string; sock: string }> {
   const root = await tempDir();
-  for (const id of ['a_first', 'b_second', 'c_slow', 'd_last']) expect((await runCli(['new', id], { cwd: root })).code).toBe(0);
-  await writeFile(path.join(root, 'fixtures/c_slow/test_slow.py'), 'import time\n\ndef test_slow():\n    time.sleep(2)\n');
-  return root;
+  const dirs = { fixturesDir: path.join(root, 'fixtures'), oraclesDir: path.join(root, 'oracles') };
+  for (const id of ['a_first', 'b_second', 'd_last']) await scaffoldFixture({ id, runner: 'exit-code', ...dirs });
+  await scaffoldFixture({ id: 'c_middle', runner: 'pytest', ...dirs });
+  const sock = path.join(root, 'running.sock');
+  await writeFile(path.join(dirs.fixturesDir, 'c_middle/test_middle.py'), `def test_middle():\n${pythonNotify(sock, { hold: true })}`);
+  return { root, sock };
 }
 
 const verdicts = (stdout: string) => ReportSchema.parse(JSON.parse(stdout)).fixtures.map((f) => [f.fixtureId, f.verdict, f.red?.counts, f.green?.counts]);
 
 describe('resume', () => {
   test('a run killed with kill -9 halfway resumes to the report an uninterrupted run gives', async () => {
-    const root = await project();
+    const { root, sock } = await project();
     const full = await runCli(['selfcheck', '-j', '1', '--json'], { cwd: root });
     expect(full.code).toBe(0);
 
-    // The same run, killed with SIGKILL while the slow fixture runs.
-    const child = spawn(process.execPath, [BIN, 'selfcheck', '-j', '1'], { cwd: root, env: { ...process.env, CI: 'true' } });
-    await new Promise<void>((resolve) => {
-      let err = '';
-      child.stderr.on('data', (d: Buffer) => {
-        err += d.toString();
-        if (err.includes('b_second')) {
-          setTimeout(() => child.kill('SIGKILL'), 700);
-          resolve();
-        }
-      });
-    });
-    await new Promise((r) => child.on('close', r));
+    // The same run, killed with SIGKILL while the third fixture's RED tests run.
+    const listener = listenReady(sock);
+    try {
+      const killed = spawnCli(['selfcheck', '-j', '1'], { cwd: root });
+      const exitedEarly = killed.result.then((r) => Promise.reject(new Error(`the run ended before the third fixture's test started (exit ${r.code}):\n${r.stderr}`)));
+      await Promise.race([listener.connected, exitedEarly]);
+      killed.child.kill('SIGKILL');
+      expect((await killed.result).signal).toBe('SIGKILL');
+    } finally {
+      listener.close();
+    }
     const runs = readdirSync(path.join(root, 'transcripts')).filter((r) => !JSON.parse(readFileSync(path.join(root, 'transcripts', r, 'run.json'), 'utf8')).status.startsWith('completed'));
     expect(runs).toHaveLength(1);
     const runId = runs[0]!;
@@ -51,7 +57,7 @@ describe('resume', () => {
   });
 
   test('resuming over changed fixtures refuses unless --force; a wrong mode is refused', async () => {
-    const root = await project();
+    const { root } = await project();
     const first = await runCli(['selfcheck', 'a_first', '--json'], { cwd: root });
     const runId = ReportSchema.parse(JSON.parse(first.stdout)).runId;
     await writeFile(path.join(root, 'oracles/a_first.patch'), readFileSync(path.join(root, 'oracles/a_first.patch'), 'utf8') + '\n');

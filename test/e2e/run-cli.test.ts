@@ -3,22 +3,25 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ReportSchema } from '../../harness/reporters/report.js';
-import { REPO, runCli } from '../helpers/cli.js';
+import { BUNDLED, useBundledCopy } from '../helpers/bundled.js';
+import { runCli } from '../helpers/cli.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const out = useTempDirs('rg-e2e-run-');
+const bundled = useBundledCopy();
 const where = (d: string) => ['--reports', d, '--transcripts', d];
 
 describe('redgreen run', () => {
   test('--agent oracle resolves every valid bundled fixture; --agent nop resolves none', async () => {
     const d = await out();
-    const oracle = await runCli(['run', '--agent', 'oracle', '--json', ...where(d)]);
+    const { root } = await bundled();
+    const oracle = await runCli(['run', '--agent', 'oracle', '--json', ...where(d)], { cwd: root });
     expect(oracle.code).toBe(0);
     const r = ReportSchema.parse(JSON.parse(oracle.stdout));
     expect(r.subject).toBe('oracle');
-    expect(r.summary.byVerdict).toEqual({ resolved: 8 });
-    expect(r.summary.denominators).toEqual({ all: 8, scored: 8 });
-    const nop = await runCli(['run', 'bug02_off_by_one', 'js_cart_total', '--agent', 'nop', '--json', ...where(d)]);
+    expect(r.summary.byVerdict).toEqual({ resolved: BUNDLED.length });
+    expect(r.summary.denominators).toEqual({ all: BUNDLED.length, scored: BUNDLED.length });
+    const nop = await runCli(['run', 'bug02_off_by_one', 'js_cart_total', '--agent', 'nop', '--json', ...where(d)], { cwd: root });
     expect(nop.code).toBe(1);
     const n = ReportSchema.parse(JSON.parse(nop.stdout));
     expect(n.summary.byVerdict).toEqual({ unresolved: 2 });
@@ -27,7 +30,8 @@ describe('redgreen run', () => {
 
   test('--patches predictions.jsonl: one run per model, bad lines named with their number, the rest graded', async () => {
     const d = await out();
-    const oracle = readFileSync(path.join(REPO, 'oracles/bug02_off_by_one.patch'), 'utf8');
+    const { root, oraclesDir } = await bundled();
+    const oracle = readFileSync(path.join(oraclesDir, 'bug02_off_by_one.patch'), 'utf8');
     const preds = path.join(d, 'preds.jsonl');
     await writeFile(
       preds,
@@ -38,7 +42,7 @@ describe('redgreen run', () => {
         JSON.stringify({ instance_id: 'bug99_nowhere', model_name_or_path: 'good-model', model_patch: oracle }),
       ].join('\n'),
     );
-    const r = await runCli(['run', 'bug02_off_by_one', '--patches', preds, '--json', ...where(d)]);
+    const r = await runCli(['run', 'bug02_off_by_one', '--patches', preds, '--json', ...where(d)], { cwd: root });
     expect(r.stderr).toContain('warning: preds.jsonl:3: not valid JSON');
     expect(r.stderr).toContain('warning: preds.jsonl:4: unknown fixture "bug99_nowhere"');
     const { runs } = JSON.parse(r.stdout) as { runs: unknown[] };

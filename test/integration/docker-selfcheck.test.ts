@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { oracleProvider } from '../../harness/agents/static.js';
-import { PACKAGE_ROOT, resolvePaths } from '../../harness/config/paths.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { runFixtures } from '../../harness/pipeline/scheduler.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
@@ -13,6 +12,9 @@ import { DockerBackend } from '../../harness/sandbox/docker.js';
 import { LocalBackend } from '../../harness/sandbox/local.js';
 import type { SandboxBackend } from '../../harness/sandbox/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
+import { useBundledCopy } from '../helpers/bundled.js';
+
+const bundled = useBundledCopy();
 
 const unavailable = dockerUnavailableReason();
 if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
@@ -24,7 +26,7 @@ describe.skipIf(unavailable)('selfcheck on docker', () => {
 
   async function selfcheck(backend: SandboxBackend & { open?(runId: string): Promise<unknown>; close?(): Promise<void> }, signal = new AbortController().signal, onRed?: () => void) {
     cacheDir ??= await mkdtemp(path.join(os.tmpdir(), 'rg-docker-cache-'));
-    const discovery = await discoverFixtures(resolvePaths({ root: PACKAGE_ROOT }));
+    const discovery = await discoverFixtures(await bundled());
     const runId = `docker-selfcheck-${backend.name}`;
     await backend.open?.(runId);
     try {
@@ -46,7 +48,8 @@ describe.skipIf(unavailable)('selfcheck on docker', () => {
     }
   }
 
-  test('every bundled fixture gets the same verdict as on the local backend', async () => {
+  // Two whole selfchecks of the bundled fixtures (one per backend): about 40 s on a quiet machine.
+  test('every bundled fixture gets the same verdict as on the local backend', { timeout: 240_000 }, async () => {
     const verdicts = (o: Awaited<ReturnType<typeof selfcheck>>) => Object.fromEntries(o.results.map((r) => [r.fixtureId, `${r.verdict}${r.verdict === 'valid' ? '' : `: ${r.reason}`}`]));
     const local = verdicts(await selfcheck(new LocalBackend()));
     const docker = verdicts(await selfcheck(new DockerBackend(dockerTestOptions({ pool: 2 }))));

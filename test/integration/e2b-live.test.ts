@@ -1,9 +1,11 @@
 import { describe, expect, test } from 'vitest';
-import { PACKAGE_ROOT, resolvePaths } from '../../harness/config/paths.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { E2BBackend } from '../../harness/sandbox/e2b.js';
 import { listLabelled, runLabels } from '../../harness/sandbox/e2b-gc.js';
 import { runOnE2B } from '../helpers/backends-e2b.js';
+import { useBundledCopy } from '../helpers/bundled.js';
+
+const bundled = useBundledCopy(['bug02_off_by_one']);
 
 /**
  * The e2b backend against a REAL E2B-compatible service. This is the one test allowed to skip:
@@ -43,7 +45,7 @@ describe.skipIf(!live)('e2b backend against the live service (E2B_API_KEY is set
   });
 
   test.runIf(Boolean(process.env.E2B_TEMPLATE))('selfcheck of a bundled pytest fixture on the live service', { timeout: 300_000 }, async () => {
-    const discovery = await discoverFixtures(resolvePaths({ root: PACKAGE_ROOT }), ['bug02_off_by_one']);
+    const discovery = await discoverFixtures(await bundled(), ['bug02_off_by_one']);
     const runId = `live-selfcheck-${process.pid}-${Date.now()}`;
     const backend = new E2BBackend(options());
     const { byId } = await runOnE2B(backend, discovery, { runId });

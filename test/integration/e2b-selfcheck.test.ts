@@ -1,8 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { PACKAGE_ROOT, resolvePaths } from '../../harness/config/paths.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { E2BBackend } from '../../harness/sandbox/e2b.js';
 import { e2bBackendOptions, e2bDouble, runOnE2B } from '../helpers/backends-e2b.js';
+import { useBundledCopy } from '../helpers/bundled.js';
+
+const bundled = useBundledCopy();
 
 /**
  * A full selfcheck of the bundled fixtures through the real pipeline, the e2b backend and the
@@ -10,7 +12,7 @@ import { e2bBackendOptions, e2bDouble, runOnE2B } from '../helpers/backends-e2b.
  */
 describe('selfcheck of the bundled fixtures on the e2b backend (test double)', () => {
   test('every bundled fixture is valid, and no sandbox is left', { timeout: 600_000 }, async () => {
-    const discovery = await discoverFixtures(resolvePaths({ root: PACKAGE_ROOT }));
+    const discovery = await discoverFixtures(await bundled());
     expect(discovery.fixtures.length).toBeGreaterThanOrEqual(8);
     const backend = new E2BBackend(e2bBackendOptions({ warm: 2 }));
     const { results, byId } = await runOnE2B(backend, discovery, { runId: `selfcheck-${process.pid}`, concurrency: 4 });
