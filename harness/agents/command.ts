@@ -6,7 +6,7 @@ import { runSetup } from '../pipeline/setup.js';
 import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
 import type { PatchInput } from '../pipeline/patch-phase.js';
 import type { PatchProvider, ProviderContext } from '../pipeline/provider.js';
-import { DEFAULT_EXCLUDES } from '../sandbox/tree.js';
+import { DEFAULT_EXCLUDES } from '../sandbox/core/tree.js';
 
 export interface CommandAgentOptions {
   timeoutSec: number;

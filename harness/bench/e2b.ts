@@ -11,8 +11,8 @@ import { discoverFixtures, type Fixture } from '../fixtures/load.js';
 import { diffTrees } from '../fixtures/scaffold.js';
 import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
 import { runFixtures } from '../pipeline/scheduler.js';
-import { E2BBackend, type E2BBackendOptions } from '../sandbox/e2b.js';
-import { listLabelled, runLabels } from '../sandbox/e2b-gc.js';
+import { E2BBackend, type E2BBackendOptions } from '../sandbox/e2b/backend.js';
+import { listLabelled, runLabels } from '../sandbox/e2b/gc.js';
 import { median, ms, p95 } from './stats.js';
 
 const MICRO = Number(process.env.BENCH_E2B_MICRO ?? 100);

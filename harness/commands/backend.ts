@@ -1,10 +1,10 @@
 import type { RunOptions } from '../config/options.js';
 import type { ProjectPaths } from '../config/paths.js';
-import { BwrapBackend } from '../sandbox/bwrap.js';
-import { DockerBackend } from '../sandbox/docker.js';
-import { E2BBackend } from '../sandbox/e2b.js';
-import { LocalBackend } from '../sandbox/local.js';
-import type { SandboxBackend } from '../sandbox/types.js';
+import { BwrapBackend } from '../sandbox/bwrap/backend.js';
+import { DockerBackend } from '../sandbox/docker/backend.js';
+import { E2BBackend } from '../sandbox/e2b/backend.js';
+import { LocalBackend } from '../sandbox/host/local.js';
+import type { SandboxBackend } from '../sandbox/core/types.js';
 
 /** The backend a run asked for; `auto` picks the strongest one that works on this machine. */
 export async function createBackend(options: RunOptions, paths: ProjectPaths): Promise<SandboxBackend> {

@@ -17,7 +17,7 @@ import { writeRunReports } from './report.js';
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
-import { gcHostSandboxes } from '../sandbox/host-gc.js';
+import { gcHostSandboxes } from '../sandbox/host/gc.js';
 import { exitCodeFor } from './exit-code.js';
 
 export interface ExecuteInput {

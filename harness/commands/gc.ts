@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { dockerClient, engineAddress, pingEngine } from '../sandbox/docker-client.js';
-import { collectGarbage, type GcItem } from '../sandbox/docker-gc.js';
-import { e2bConnection } from '../sandbox/e2b.js';
-import { gcSandboxes } from '../sandbox/e2b-gc.js';
-import { gcHostSandboxes } from '../sandbox/host-gc.js';
+import { dockerClient, engineAddress, pingEngine } from '../sandbox/docker/client.js';
+import { collectGarbage, type GcItem } from '../sandbox/docker/gc.js';
+import { e2bConnection } from '../sandbox/e2b/backend.js';
+import { gcSandboxes } from '../sandbox/e2b/gc.js';
+import { gcHostSandboxes } from '../sandbox/host/gc.js';
 import { RedgreenError } from '../errors.js';
 
 export const GcOptionsSchema = z.object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RedgreenError } from '../errors.js';
-import { DEFAULT_IMAGE, DEFAULT_SUITE } from '../sandbox/docker-image.js';
-import { buildRuntimeImage } from '../sandbox/docker-image-build.js';
+import { DEFAULT_IMAGE, DEFAULT_SUITE } from '../sandbox/docker/image.js';
+import { buildRuntimeImage } from '../sandbox/docker/image-build.js';
 
 export const ImageBuildOptionsSchema = z.object({
   tag: z.string().regex(/^[a-z0-9][a-z0-9._\/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/, 'an image reference like redgreen/runtime:trixie').default(DEFAULT_IMAGE),

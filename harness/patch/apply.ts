@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
-import { writeOwner } from '../sandbox/host-gc.js';
-import { copyTree, walkTree } from '../sandbox/tree.js';
+import { writeOwner } from '../sandbox/host/gc.js';
+import { copyTree, walkTree } from '../sandbox/core/tree.js';
 import type { ParsedPatch } from './parse.js';
 
 export type ApplyStatus = 'applied' | 'already_applied' | 'failed';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { FileToWrite, Sandbox } from '../sandbox/types.js';
+import type { FileToWrite, Sandbox } from '../sandbox/core/types.js';
 import { touchedPaths, type ParsedPatch } from './parse.js';
 
 export interface SyncResult {

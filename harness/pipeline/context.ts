@@ -1,5 +1,5 @@
 import type { Fixture } from '../fixtures/load.js';
-import type { Sandbox, ExecResult, ExecOptions } from '../sandbox/types.js';
+import type { Sandbox, ExecResult, ExecOptions } from '../sandbox/core/types.js';
 import type { FixtureEvent, StreamRecord } from './events.js';
 import type { Phase } from './result.js';
 import type { SetupCache } from './setup-cache.js';

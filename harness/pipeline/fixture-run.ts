@@ -2,7 +2,7 @@ import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { Staging } from '../patch/apply.js';
 import { adapterFor } from '../results/index.js';
-import type { Sandbox, SandboxBackend } from '../sandbox/types.js';
+import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
 import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
 import { scoreSelfcheck } from '../scoring/selfcheck.js';

@@ -1,5 +1,5 @@
 import type { Fixture } from '../fixtures/load.js';
-import type { SandboxBackend } from '../sandbox/types.js';
+import type { SandboxBackend } from '../sandbox/core/types.js';
 import type { FixtureEvent } from './events.js';
 import type { PatchInput } from './patch-phase.js';
 import type { SetupCache } from './setup-cache.js';

@@ -2,7 +2,7 @@ import pLimit from 'p-limit';
 import { isRedgreenError } from '../errors.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import type { BrokenFixture, Fixture } from '../fixtures/load.js';
-import type { SandboxBackend } from '../sandbox/types.js';
+import type { SandboxBackend } from '../sandbox/core/types.js';
 import type { RunObserver } from './events.js';
 import { runFixture } from './fixture-run.js';
 import type { PatchProvider } from './provider.js';

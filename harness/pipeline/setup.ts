@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { describeError, RedgreenError } from '../errors.js';
-import { DEFAULT_EXCLUDES } from '../sandbox/tree.js';
-import type { Sandbox } from '../sandbox/types.js';
+import { DEFAULT_EXCLUDES } from '../sandbox/core/tree.js';
+import type { Sandbox } from '../sandbox/core/types.js';
 import { runCommand, type FixtureContext } from './context.js';
 import { FIXTURE_META_FILES } from './patch-phase.js';
 import { SetupCache } from './setup-cache.js';

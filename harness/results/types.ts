@@ -1,5 +1,5 @@
 import type { Runner } from '../fixtures/manifest.js';
-import type { FileToWrite } from '../sandbox/types.js';
+import type { FileToWrite } from '../sandbox/core/types.js';
 
 export type TestStatus = 'passed' | 'failed' | 'error' | 'skipped';
 

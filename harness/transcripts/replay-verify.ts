@@ -6,7 +6,7 @@ import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { discoverFixtures, type Fixture, type FixtureRoots } from '../fixtures/load.js';
 import type { FixtureEvent } from '../pipeline/events.js';
 import { runFixtures } from '../pipeline/scheduler.js';
-import type { SandboxBackend } from '../sandbox/types.js';
+import type { SandboxBackend } from '../sandbox/core/types.js';
 import { readFixture, type FixtureTranscript, type TranscriptRun } from './reader.js';
 import { diffTraces, traceOf } from './replay-drift.js';
 

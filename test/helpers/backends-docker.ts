@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { DockerBackend, type DockerBackendOptions } from '../../harness/sandbox/docker.js';
+import { DockerBackend, type DockerBackendOptions } from '../../harness/sandbox/docker/backend.js';
 import type { BackendCase } from './backends.js';
 
 /**

@@ -4,7 +4,7 @@ import type { RunObserver } from '../../harness/pipeline/events.js';
 import type { PatchProvider } from '../../harness/pipeline/provider.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { runFixtures } from '../../harness/pipeline/scheduler.js';
-import { E2BBackend, type E2BBackendOptions } from '../../harness/sandbox/e2b.js';
+import { E2BBackend, type E2BBackendOptions } from '../../harness/sandbox/e2b/backend.js';
 import type { BackendCase } from './backends.js';
 import { startE2BDouble } from './e2b-server/server.js';
 

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { BwrapBackend } from '../../harness/sandbox/bwrap.js';
-import { LocalBackend } from '../../harness/sandbox/local.js';
+import { BwrapBackend } from '../../harness/sandbox/bwrap/backend.js';
+import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { dockerBackendCase, dockerUnavailableReason } from './backends-docker.js';
 import { e2bBackendCase } from './backends-e2b.js';
-import type { SandboxBackend } from '../../harness/sandbox/types.js';
+import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 
 /**
  * Every backend the conformance suite runs against. A backend whose tool is missing is left out

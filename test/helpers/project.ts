@@ -7,8 +7,8 @@ import { discoverFixtures } from '../../harness/fixtures/load.js';
 import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { runFixtures } from '../../harness/pipeline/scheduler.js';
-import { LocalBackend } from '../../harness/sandbox/local.js';
-import type { SandboxBackend } from '../../harness/sandbox/types.js';
+import { LocalBackend } from '../../harness/sandbox/host/local.js';
+import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 import type { SetupCache } from '../../harness/pipeline/setup-cache.js';
 
 export interface InlineFixture {

@@ -1,9 +1,9 @@
 import Docker from 'dockerode';
 import { afterAll, describe, expect, test } from 'vitest';
-import { dockerClient } from '../../harness/sandbox/docker-client.js';
-import { buildRuntimeImage } from '../../harness/sandbox/docker-image-build.js';
-import { DEFAULT_IMAGE, ensureImage, inspectImage } from '../../harness/sandbox/docker-image.js';
-import { DockerBackend } from '../../harness/sandbox/docker.js';
+import { dockerClient } from '../../harness/sandbox/docker/client.js';
+import { buildRuntimeImage } from '../../harness/sandbox/docker/image-build.js';
+import { DEFAULT_IMAGE, ensureImage, inspectImage } from '../../harness/sandbox/docker/image.js';
+import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { buildMiniImage } from '../helpers/docker-mini-image.js';
 

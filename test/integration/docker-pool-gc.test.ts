@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { afterAll, describe, expect, test } from 'vitest';
-import { dockerClient } from '../../harness/sandbox/docker-client.js';
-import { volumeNames } from '../../harness/sandbox/docker-config.js';
-import { collectGarbage } from '../../harness/sandbox/docker-gc.js';
-import { DEFAULT_IMAGE } from '../../harness/sandbox/docker-image.js';
-import { currentOwner, LABEL, ownerLabels } from '../../harness/sandbox/docker-labels.js';
-import { DockerBackend } from '../../harness/sandbox/docker.js';
+import { dockerClient } from '../../harness/sandbox/docker/client.js';
+import { volumeNames } from '../../harness/sandbox/docker/config.js';
+import { collectGarbage } from '../../harness/sandbox/docker/gc.js';
+import { DEFAULT_IMAGE } from '../../harness/sandbox/docker/image.js';
+import { currentOwner, LABEL, ownerLabels } from '../../harness/sandbox/docker/labels.js';
+import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 
 const unavailable = dockerUnavailableReason();

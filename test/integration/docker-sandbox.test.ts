@@ -1,10 +1,10 @@
 import net from 'node:net';
 import tar from 'tar-stream';
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { dockerClient } from '../../harness/sandbox/docker-client.js';
-import { volumeNames } from '../../harness/sandbox/docker-config.js';
-import { DockerBackend } from '../../harness/sandbox/docker.js';
-import type { Sandbox } from '../../harness/sandbox/types.js';
+import { dockerClient } from '../../harness/sandbox/docker/client.js';
+import { volumeNames } from '../../harness/sandbox/docker/config.js';
+import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
+import type { Sandbox } from '../../harness/sandbox/core/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 

@@ -6,11 +6,11 @@ import { oracleProvider } from '../../harness/agents/static.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { runFixtures } from '../../harness/pipeline/scheduler.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
-import { dockerClient } from '../../harness/sandbox/docker-client.js';
-import { LABEL } from '../../harness/sandbox/docker-labels.js';
-import { DockerBackend } from '../../harness/sandbox/docker.js';
-import { LocalBackend } from '../../harness/sandbox/local.js';
-import type { SandboxBackend } from '../../harness/sandbox/types.js';
+import { dockerClient } from '../../harness/sandbox/docker/client.js';
+import { LABEL } from '../../harness/sandbox/docker/labels.js';
+import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
+import { LocalBackend } from '../../harness/sandbox/host/local.js';
+import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { useBundledCopy } from '../helpers/bundled.js';
 

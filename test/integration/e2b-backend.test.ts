@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { E2BBackend } from '../../harness/sandbox/e2b.js';
-import { INLINE_ARCHIVE_BYTES } from '../../harness/sandbox/e2b-sandbox.js';
+import { E2BBackend } from '../../harness/sandbox/e2b/backend.js';
+import { INLINE_ARCHIVE_BYTES } from '../../harness/sandbox/e2b/sandbox.js';
 import { e2bBackendOptions, e2bDouble } from '../helpers/backends-e2b.js';
 import { startE2BDouble } from '../helpers/e2b-server/server.js';
 

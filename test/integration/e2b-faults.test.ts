@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
-import { E2BBackend, type E2BBackendOptions } from '../../harness/sandbox/e2b.js';
-import { gcSandboxes } from '../../harness/sandbox/e2b-gc.js';
+import { E2BBackend, type E2BBackendOptions } from '../../harness/sandbox/e2b/backend.js';
+import { gcSandboxes } from '../../harness/sandbox/e2b/gc.js';
 import { e2bBackendOptions, e2bDouble, runOnE2B } from '../helpers/backends-e2b.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 import { ADD_PY, ADD_TEST, makeProject, PYTEST, type InlineFixture, type Project } from '../helpers/project.js';

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { Sandbox } from 'e2b';
 import { describe, expect, test } from 'vitest';
-import { E2BBackend } from '../../harness/sandbox/e2b.js';
-import { gcSandboxes, runMetadata } from '../../harness/sandbox/e2b-gc.js';
+import { E2BBackend } from '../../harness/sandbox/e2b/backend.js';
+import { gcSandboxes, runMetadata } from '../../harness/sandbox/e2b/gc.js';
 import { e2bBackendOptions, e2bDouble } from '../helpers/backends-e2b.js';
 
 /** Orphans: sandboxes are labelled with their run and owner; gc kills those whose owner is gone. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
-import { E2BBackend } from '../../harness/sandbox/e2b.js';
-import { listLabelled, runLabels } from '../../harness/sandbox/e2b-gc.js';
+import { E2BBackend } from '../../harness/sandbox/e2b/backend.js';
+import { listLabelled, runLabels } from '../../harness/sandbox/e2b/gc.js';
 import { runOnE2B } from '../helpers/backends-e2b.js';
 import { useBundledCopy } from '../helpers/bundled.js';
 

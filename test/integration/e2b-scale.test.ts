@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { E2BBackend } from '../../harness/sandbox/e2b.js';
+import { E2BBackend } from '../../harness/sandbox/e2b/backend.js';
 import { e2bBackendOptions, e2bDouble } from '../helpers/backends-e2b.js';
 
 /** Many sandboxes at once without overwhelming the service: a bounded creation rate, a warm pool, keep-alive. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
-import { E2BBackend } from '../../harness/sandbox/e2b.js';
+import { E2BBackend } from '../../harness/sandbox/e2b/backend.js';
 import { e2bBackendOptions, e2bDouble, runOnE2B } from '../helpers/backends-e2b.js';
 import { useBundledCopy } from '../helpers/bundled.js';
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { gcHostSandboxes } from '../../harness/sandbox/host-gc.js';
+import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
 import { REPO } from '../helpers/cli.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
@@ -11,7 +11,7 @@ describe('gc of host sandboxes left by a killed harness', () => {
     const t = uniqueSleep();
     // A harness process that creates a sandbox, starts a long command and is then killed -9.
     const script = `
-      const { ${backend === 'local' ? 'LocalBackend: B' : 'BwrapBackend: B'} } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox', `${backend}.js`))});
+      const { ${backend === 'local' ? 'LocalBackend: B' : 'BwrapBackend: B'} } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox', backend === 'local' ? 'host/local.js' : 'bwrap/backend.js'))});
       const sb = await new B().create({ runId: 'gc-test', fixtureId: 'gc' });
       console.log(JSON.stringify({ workdir: sb.workdir, id: sb.id }));
       await sb.exec('sleep ${t}');`;

@@ -5,8 +5,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { LocalBackend } from '../../harness/sandbox/local.js';
-import type { Sandbox } from '../../harness/sandbox/types.js';
+import { LocalBackend } from '../../harness/sandbox/host/local.js';
+import type { Sandbox } from '../../harness/sandbox/core/types.js';
 import { backendCases } from '../helpers/backends.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 

@@ -5,7 +5,7 @@ import tar from 'tar-stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
-import { unpackTar } from '../../harness/sandbox/tar.js';
+import { unpackTar } from '../../harness/sandbox/core/tar.js';
 import { backendCases } from '../helpers/backends.js';
 import { ADD_PY, makeProject, PYTEST, selfcheckProject, type Project } from '../helpers/project.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
-import { LocalBackend } from '../../harness/sandbox/local.js';
+import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { openRun } from '../../harness/transcripts/reader.js';
 import { verifyRun } from '../../harness/transcripts/replay-verify.js';
 import { RUN_SCHEMA } from '../../harness/transcripts/schema.js';

@@ -8,7 +8,7 @@ import { Staging } from '../../harness/patch/apply.js';
 import { parsePatch } from '../../harness/patch/parse.js';
 import { protectedMatcher } from '../../harness/patch/protect.js';
 import { syncPatch } from '../../harness/patch/sync.js';
-import { LocalBackend } from '../../harness/sandbox/local.js';
+import { LocalBackend } from '../../harness/sandbox/host/local.js';
 
 const META = ['fixture.json', 'ISSUE.md'];
 const BINARY = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1, 2, 0xff, 0]);

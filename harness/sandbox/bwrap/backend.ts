@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { PACKAGE_ROOT } from '../../config/paths.js';
+import { RedgreenError } from '../../errors.js';
+import { BWRAP_CACHE, BWRAP_HOME, BWRAP_SCRATCH, BWRAP_WORKSPACE, bwrapArgs, detectRuntimeRoots, type BwrapHost } from './args.js';
+import { DEFAULT_LIMITS, SandboxCgroup, type Limits } from '../host/cgroup.js';
+import { sandboxEnv } from '../core/env.js';
+import { HostFiles } from '../host/files.js';
+import { killTree, MARKER_VAR } from '../host/kill.js';
+import { runProcess } from '../host/process.js';
+import { HostSandbox } from '../host/sandbox.js';
+import { writeOwner } from '../host/gc.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+
+export interface BwrapBackendOptions {
+  baseDir?: string;
+  passEnv?: readonly string[];
+  /** Shared npm/pip download cache, bound read-write only into setup (network) commands. */
+  cacheDir?: string;
+  limits?: Partial<Limits>;
+  /** Folders never exposed even if on PATH (the harness's own tree). */
+  exclude?: string[];
+}
+
+/**
+ * bubblewrap: a fresh set of namespaces per command (no network, its own PIDs, a read-only
+ * minimal host), over a private workspace that persists between the commands of one sandbox.
+ * When a command's PID namespace ends, everything in it dies: nothing outlives its command.
+ */
+export class BwrapBackend implements SandboxBackend {
+  readonly name = 'bwrap';
+  private probed: Promise<void> | undefined;
+  private readonly host: BwrapHost;
+  private readonly limits: Limits;
+
+  constructor(private readonly options: BwrapBackendOptions = {}) {
+    this.host = { runtimeRoots: detectRuntimeRoots(process.env, [PACKAGE_ROOT, process.cwd(), ...(options.exclude ?? [])]) };
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+  }
+
+  /** Fails once, clearly, when bubblewrap is missing or cannot create namespaces here. */
+  probe(): Promise<void> {
+    this.probed ??= execa('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], { reject: false, extendEnv: false, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).then((r) => {
+      if (r.exitCode === 0) return;
+      const why = r.exitCode === undefined ? 'bwrap is not installed' : String(r.stderr || r.message || '').trim();
+      throw new RedgreenError('SANDBOX_FAILED', `the bwrap backend cannot start: ${why}`, 'install bubblewrap (apt-get install -y bubblewrap) on a kernel that allows user namespaces');
+    });
+    return this.probed;
+  }
+
+  async create(spec: SandboxSpec): Promise<Sandbox> {
+    await this.probe();
+    const safeId = spec.fixtureId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
+    const root = await mkdtemp(path.join(this.options.baseDir ?? os.tmpdir(), `redgreen-bwrap-${safeId}-`));
+    try {
+      await Promise.all(['workspace', 'scratch', 'home', 'tmp'].map((d) => mkdir(path.join(root, d))));
+      const id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
+      await writeOwner(root, id, spec.runId);
+      const cgroup = await SandboxCgroup.create(`redgreen-${id}`, this.limits);
+      return new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options);
+    } catch (e) {
+      await rm(root, { recursive: true, force: true });
+      throw e;
+    }
+  }
+}
+
+class BwrapSandbox extends HostSandbox {
+  readonly backend = 'bwrap';
+  private readonly env: Record<string, string>;
+
+  constructor(
+    id: string,
+    root: string,
+    private readonly host: BwrapHost,
+    private readonly limits: Limits,
+    private readonly cgroup: SandboxCgroup | null,
+    private readonly options: BwrapBackendOptions,
+  ) {
+    const h = (d: string) => path.join(root, d);
+    const mounts = [
+      { inside: BWRAP_WORKSPACE, host: h('workspace') },
+      { inside: BWRAP_SCRATCH, host: h('scratch') },
+    ];
+    super(id, BWRAP_WORKSPACE, BWRAP_SCRATCH, root, new HostFiles(mounts, h('workspace')));
+    this.env = sandboxEnv({
+      host: process.env,
+      passEnv: options.passEnv,
+      fixed: { HOME: BWRAP_HOME, TMPDIR: '/tmp', [MARKER_VAR]: id, REDGREEN_WORKSPACE: BWRAP_WORKSPACE, REDGREEN_SCRATCH: BWRAP_SCRATCH },
+    });
+  }
+
+  /** A host path of the workspace or scratch folder, as the sandbox sees it. */
+  private inside(hostPath: string): string {
+    for (const [dir, inside] of [['workspace', BWRAP_WORKSPACE], ['scratch', BWRAP_SCRATCH]] as const) {
+      const rel = path.relative(path.join(this.root, dir), hostPath);
+      if (!rel.startsWith('..') && !path.isAbsolute(rel)) return rel ? `${inside}/${rel}` : inside;
+    }
+    throw new RedgreenError('SANDBOX_PATH_UNSAFE', `${hostPath} is outside the sandbox`);
+  }
+
+  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertAlive();
+    const cwd = options.cwd ? this.inside(await this.files.toHost(options.cwd)) : BWRAP_WORKSPACE;
+    if (typeof command !== 'string' && !command.length) throw new RedgreenError('USAGE', 'exec needs a command');
+    // Through sh, so a missing program exits 127 as on every backend (bwrap itself would say 1).
+    const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : ['/bin/sh', '-c', 'exec "$@"', 'sh', ...command];
+    const cache = options.network && this.options.cacheDir ? this.options.cacheDir : undefined;
+    if (cache) await mkdir(cache, { recursive: true });
+    const env = { ...this.env, ...(cache ? { npm_config_cache: `${BWRAP_CACHE}/npm`, PIP_CACHE_DIR: `${BWRAP_CACHE}/pip` } : {}), ...options.env, [MARKER_VAR]: this.id };
+    const h = (d: string) => path.join(this.root, d);
+    const inner = [
+      'bwrap',
+      ...bwrapArgs({ host: this.host, workspaceHost: h('workspace'), scratchHost: h('scratch'), homeHost: h('home'), tmpHost: h('tmp'), cwd, env, network: Boolean(options.network), ...(cache ? { cacheHost: cache } : {}) }),
+      '--',
+      ...argv,
+    ];
+    const limited = ['prlimit', `--fsize=${this.limits.fileSizeMb * 1024 * 1024}`, '--', ...inner];
+    // The shell joins the sandbox's cgroup before exec'ing bubblewrap: every descendant is in it.
+    const [file, ...args] = this.cgroup ? ['/bin/sh', '-c', `${this.cgroup.joinScript()} && exec "$@"`, 'sh', ...limited] : limited;
+    return this.track(runProcess(file!, args, {
+      cwd: this.root,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', [MARKER_VAR]: this.id },
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      onOutput: options.onOutput,
+      signal: options.signal,
+      killTree: (pgid) => killTree(pgid, this.id),
+    }));
+  }
+
+  protected override async release(): Promise<void> {
+    await this.cgroup?.remove();
+  }
+}

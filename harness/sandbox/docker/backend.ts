@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import type Docker from 'dockerode';
+import { RedgreenError } from '../../errors.js';
+import { hostCaBundles, type CaBundles } from './ca.js';
+import { dockerClient, engineFailure, pingEngine } from './client.js';
+import { containerOptions, DEFAULT_LIMITS, HOME_DIR, objectName, SCRATCH_DIR, volumeNames, WORKDIR, type DockerLimits } from './config.js';
+import { collectGarbage, type GcReport } from './gc.js';
+import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
+import { LABEL, ownerLabels, type Role } from './labels.js';
+import { resolveSetupNetwork } from './network.js';
+import { WarmPool } from './pool.js';
+import { DockerSandbox, type PreparedContainer } from './sandbox.js';
+import { sandboxEnv } from '../core/env.js';
+import { MARKER_VAR } from '../host/kill.js';
+import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+
+export interface DockerBackendOptions {
+  /** The run, for labels; pool containers are made before any fixture asks for one. */
+  runId?: string;
+  /** Host variables to pass through on top of the allowlist. */
+  passEnv?: readonly string[];
+  /** The image of fixtures that name none (default: redgreen/runtime:trixie, see `redgreen image build`). */
+  image?: string;
+  /** Containers of the default image kept started and ready (`--pool N`). */
+  pool?: number;
+  limits?: Partial<DockerLimits>;
+  /** Network of commands that opt into it (default: `bridge` when the engine has one, else `host`). */
+  setupNetwork?: string;
+  docker?: Docker;
+}
+
+/** Host variables that mean the same inside a container; paths (PATH, CA bundles, PYENV_ROOT) do not. */
+const CONTAINER_HOST_VARS = ['TZ', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'];
+
+/** Keeps the container up under its init; `sleep` with a plain number works in coreutils and busybox. */
+const KEEPER = ['sleep', '2147483647'];
+
+/**
+ * The Docker backend: a fresh container per sandbox (network none, no capabilities, read-only
+ * root, limits), through the Engine API wherever DOCKER_HOST points. A run calls `open(runId)`
+ * first (leftovers of dead runs are removed, the default image is checked, the pool warms up)
+ * and `close()` last, also after Ctrl-C (the pool is drained, anything of this run left is removed).
+ */
+export class DockerBackend implements SandboxBackend {
+  readonly name = 'docker';
+  /** Labels everything this instance creates: what close() sweeps. */
+  readonly session = randomBytes(6).toString('hex');
+  readonly defaultImage: string;
+  private readonly docker: Docker;
+  private readonly limits: DockerLimits;
+  private runId: string;
+  private opened?: Promise<GcReport>;
+  private closing?: Promise<void>;
+  private pool?: WarmPool<PreparedContainer>;
+  private network?: Promise<string>;
+  private ca?: Promise<CaBundles>;
+  private readonly images = new Map<string, Promise<ImageInfo>>();
+
+  constructor(private readonly options: DockerBackendOptions = {}) {
+    this.docker = options.docker ?? dockerClient();
+    this.defaultImage = options.image ?? DEFAULT_IMAGE;
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.runId = options.runId ?? 'adhoc';
+  }
+
+  /** Fails, clearly and with a hint, when the engine does not answer or the default image is missing (for `--backend auto`). */
+  async probe(): Promise<void> {
+    await pingEngine(this.docker, 3000);
+    await this.image(this.defaultImage);
+  }
+
+  /** Checks the engine and the default image, removes dead runs' leftovers, fills the pool. Idempotent. */
+  open(runId?: string): Promise<GcReport> {
+    this.opened ??= this.doOpen(runId).catch((e: unknown) => {
+      // Not cached: the engine may come up, or the image be built, while a run goes on.
+      this.opened = undefined;
+      throw e;
+    });
+    return this.opened;
+  }
+
+  private async doOpen(runId?: string): Promise<GcReport> {
+    if (runId) this.runId = runId;
+    await pingEngine(this.docker);
+    const report = await collectGarbage(this.docker);
+    await this.image(this.defaultImage);
+    const size = this.options.pool ?? 0;
+    if (size > 0) {
+      const pool = new WarmPool(size, () => this.prepare(this.defaultImage, this.runId, '', 'pool'), (p) => this.discard(p));
+      await pool.fill();
+      if (!pool.available) {
+        await pool.drain();
+        throw engineFailure('warm pool', pool.lastError);
+      }
+      this.pool = pool;
+    }
+    return report;
+  }
+
+  async create(spec: SandboxSpec): Promise<Sandbox> {
+    if (this.closing) throw new RedgreenError('SANDBOX_FAILED', 'docker: the backend is closed (the run is ending)');
+    await this.open(spec.runId);
+    const image = spec.image ?? this.defaultImage;
+    const prepared = (image === this.defaultImage ? this.pool?.take() : undefined) ?? (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
+    return new DockerSandbox(prepared, {
+      docker: this.docker,
+      env: this.envFor(prepared),
+      setupNetwork: () => (this.network ??= resolveSetupNetwork(this.docker, this.options.setupNetwork)),
+    });
+  }
+
+  /** Containers waiting in the warm pool. */
+  get pooled(): number {
+    return this.pool?.available ?? 0;
+  }
+
+  /** Drains the pool and removes whatever this backend created that is still there. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.opened?.catch(() => undefined);
+      await this.pool?.drain();
+      await collectGarbage(this.docker, { match: { [LABEL.session]: this.session }, ignoreLiveness: true }).catch(() => undefined);
+    })();
+    return this.closing;
+  }
+
+  private image(name: string): Promise<ImageInfo> {
+    let p = this.images.get(name);
+    if (!p) {
+      p = ensureImage(this.docker, name);
+      this.images.set(name, p);
+      // A failure is not cached: the image may be built or pulled while the run goes on.
+      p.catch(() => this.images.delete(name));
+    }
+    return p;
+  }
+
+  /** Volumes, then the container (network none) on them, started. */
+  private async prepare(image: string, runId: string, fixtureId: string, role: Role): Promise<PreparedContainer> {
+    const info = await this.image(image);
+    const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
+    const labels = { [LABEL.run]: runId, [LABEL.role]: role, [LABEL.fixture]: fixtureId, [LABEL.session]: this.session, ...ownerLabels() };
+    const plan = { image: info.ref, volume: name, labels, limits: this.limits };
+    const ca = await (this.ca ??= hostCaBundles(process.env));
+    let container: Docker.Container | undefined;
+    try {
+      await Promise.all(volumeNames(name).map((Name) => this.docker.createVolume({ Name, Labels: labels })));
+      container = await this.docker.createContainer(containerOptions({ ...plan, name, network: 'none', cmd: KEEPER, user: '0:0' }));
+      await container.start();
+      // After start: the volumes are filled from the image (owner included) only while still empty.
+      if (ca.archive) await container.putArchive(ca.archive, { path: SCRATCH_DIR });
+      return { name, container, volume: name, plan, imagePath: info.path, env: ca.env };
+    } catch (e) {
+      await this.discard({ name, container: container ?? this.docker.getContainer(name), volume: name, plan, imagePath: info.path, env: {} });
+      throw engineFailure(`create sandbox ${name}`, e);
+    }
+  }
+
+  /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
+  private async discard(p: PreparedContainer): Promise<void> {
+    await p.container.remove({ force: true }).catch(() => undefined);
+    await Promise.all(volumeNames(p.volume).map((v) => this.docker.getVolume(v).remove().catch(() => undefined)));
+  }
+
+  /** The allowlisted environment, with the image's PATH and copies of the host's CA bundles: host paths mean nothing in the container. */
+  private envFor(p: PreparedContainer): Record<string, string> {
+    const passEnv = this.options.passEnv ?? [];
+    const host: NodeJS.ProcessEnv = {};
+    for (const k of [...CONTAINER_HOST_VARS, ...passEnv]) if (process.env[k] !== undefined) host[k] = process.env[k];
+    return sandboxEnv({
+      host,
+      passEnv,
+      extra: p.env,
+      fixed: {
+        PATH: p.imagePath,
+        HOME: HOME_DIR,
+        TMPDIR: '/tmp',
+        [MARKER_VAR]: p.name,
+        REDGREEN_WORKSPACE: WORKDIR,
+        REDGREEN_SCRATCH: SCRATCH_DIR,
+      },
+    });
+  }
+}

@@ -1,0 +1,42 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { packFiles } from './archive.js';
+import { SCRATCH_DIR } from './config.js';
+
+/**
+ * Variables naming a CA bundle file, which the local backend passes through: behind a
+ * TLS-inspecting proxy they are what makes npm and pip trust it. A host path means nothing in a
+ * container, so each bundle is copied into the sandbox and the variable points at the copy.
+ */
+export const CA_FILE_VARS: readonly string[] = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'PIP_CERT'];
+
+const CA_DIR = '.ca';
+
+export interface CaBundles {
+  /** Variable → path inside the sandbox. */
+  env: Record<string, string>;
+  /** An archive of the copies, to extract in the scratch folder; null when the host names none. */
+  archive: Buffer | null;
+}
+
+/** Reads the bundles the host's variables name (unreadable ones are left out, as a missing variable would be). */
+export async function hostCaBundles(host: NodeJS.ProcessEnv): Promise<CaBundles> {
+  const byHostPath = new Map<string, string>();
+  const env: Record<string, string> = {};
+  const files: { rel: string; content: Buffer; mode: number }[] = [];
+  for (const name of CA_FILE_VARS) {
+    const hostPath = host[name];
+    if (!hostPath || !path.isAbsolute(hostPath)) continue;
+    let inside = byHostPath.get(hostPath);
+    if (!inside) {
+      const content = await readFile(hostPath).catch(() => null);
+      if (!content) continue;
+      const rel = `${CA_DIR}/${files.length}-${path.basename(hostPath)}`;
+      files.push({ rel, content, mode: 0o644 });
+      inside = `${SCRATCH_DIR}/${rel}`;
+      byHostPath.set(hostPath, inside);
+    }
+    env[name] = inside;
+  }
+  return { env, archive: files.length ? await packFiles(files, [CA_DIR]) : null };
+}

@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import type Docker from 'dockerode';
+import { RedgreenError } from '../../errors.js';
+import { packFiles, packTree, readSingleFile } from './archive.js';
+import { checkedArchive, mergeArchives } from './cache-archive.js';
+import { engineFailure, statusOf } from './client.js';
+import { SCRATCH_DIR, volumeNames, WORKDIR, type ContainerPlan } from './config.js';
+import { containerExec, execSimple } from './exec.js';
+import { LABEL } from './labels.js';
+import { runWithNetwork } from './network.js';
+import { assertNoSymlink, fsError, insideRoots, type InsidePath, type PathCheck } from './paths.js';
+import { walkTree } from '../core/tree.js';
+import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
+
+/** A started container with its volume, ready to be handed out as a sandbox. */
+export interface PreparedContainer {
+  name: string;
+  container: Docker.Container;
+  volume: string;
+  plan: Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'name' | 'network' | 'user'>;
+  /** The image's PATH. */
+  imagePath: string;
+  /** Variables that point at files copied into this container (CA bundles). */
+  env: Record<string, string>;
+}
+
+export interface DockerSandboxDeps {
+  docker: Docker;
+  env: Record<string, string>;
+  /** The network of commands that opt into it (resolved once per backend). */
+  setupNetwork: () => Promise<string>;
+}
+
+const ROOTS = [WORKDIR, SCRATCH_DIR];
+
+/**
+ * One sandbox: a container with network `none` and its own volumes. Commands run through the Exec
+ * API; files move as tar archives through the archive API; destroy() removes the container, any
+ * setup container still running on the volume, and the volumes.
+ */
+export class DockerSandbox implements Sandbox {
+  readonly backend = 'docker';
+  readonly id: string;
+  readonly workdir = WORKDIR;
+  readonly scratchDir = SCRATCH_DIR;
+  private destroyed = false;
+  /** Set when the container had to be stopped to stop a command: nothing can run in it any more. */
+  private broken: string | null = null;
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly setupContainers = new Set<Docker.Container>();
+
+  constructor(
+    private readonly c: PreparedContainer,
+    private readonly deps: DockerSandboxDeps,
+  ) {
+    this.id = c.name;
+  }
+
+  private assertUsable(): void {
+    if (this.destroyed) throw new RedgreenError('SANDBOX_DESTROYED', `sandbox ${this.id} was destroyed`);
+    if (this.broken) throw new RedgreenError('SANDBOX_FAILED', `sandbox ${this.id} is unusable: ${this.broken}`);
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.running.add(p);
+    return p.finally(() => this.running.delete(p));
+  }
+
+  /** A path inside the workspace or scratch folder, with no symlink on the way (checked in the container). */
+  private async resolve(p: string): Promise<{ target: InsidePath } & PathCheck> {
+    const target = insideRoots(ROOTS, p, WORKDIR);
+    return { target, ...(await assertNoSymlink(this.c.container, target, p)) };
+  }
+
+  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertUsable();
+    let cwd = WORKDIR;
+    if (options.cwd) {
+      const { target, final } = await this.resolve(options.cwd);
+      if (!final.dir) throw fsError(final.exists ? 'ENOTDIR' : 'ENOENT', `cwd ${JSON.stringify(options.cwd)} is not a folder in the sandbox`);
+      cwd = target.abs;
+    }
+    const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : [...command];
+    if (!argv.length) throw new RedgreenError('USAGE', 'exec needs a command');
+    const env = { ...this.deps.env, ...options.env };
+    const common = { argv, env, cwd, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, onOutput: options.onOutput, signal: options.signal };
+    if (options.network) {
+      const network = await this.deps.setupNetwork();
+      const name = `${this.c.name}-net-${randomBytes(3).toString('hex')}`;
+      return this.track(
+        runWithNetwork(this.deps.docker, {
+          ...common,
+          plan: { ...this.c.plan, name, network, labels: { ...this.c.plan.labels, [LABEL.role]: 'network' } },
+          track: (c, running) => void (running ? this.setupContainers.add(c) : this.setupContainers.delete(c)),
+          stopped: () => this.destroyed,
+        }),
+      );
+    }
+    return this.track(
+      containerExec(this.deps.docker, this.c.container, {
+        ...common,
+        onKillFailed: async (e) => {
+          this.broken = `a command could not be stopped from inside the container (${e instanceof Error ? e.message : String(e)}), so the container was stopped`;
+          await this.c.container.kill().catch(() => undefined);
+        },
+        stopped: () => this.destroyed || this.broken !== null,
+      }),
+    );
+  }
+
+  async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
+    this.assertUsable();
+    const entries = await walkTree(hostDir, options);
+    const { pack, done } = packTree(entries, hostDir);
+    try {
+      const [stats] = await Promise.all([done, this.c.container.putArchive(pack as unknown as NodeJS.ReadableStream, { path: WORKDIR })]);
+      return stats;
+    } catch (e) {
+      // If the engine failed first, the archive must stop reading files (and release them).
+      pack.destroy();
+      throw engineFailure(`upload ${hostDir}`, e);
+    }
+  }
+
+  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+    this.assertUsable();
+    const resolved = await Promise.all(files.map(async (f) => ({ f, ...(await this.resolve(f.path)) })));
+    const folder = resolved.find((r) => r.final.dir);
+    // Extracting a file over a folder would delete the folder and all it holds.
+    if (folder) throw fsError('EISDIR', `cannot write ${folder.f.path}: it is a folder in the sandbox`);
+    // One archive per root (workspace, scratch): each is extracted where its paths are relative to.
+    for (const root of ROOTS) {
+      const mine = resolved.filter((r) => r.target.root === root);
+      if (!mine.length) continue;
+      const dirs = [...new Set(mine.flatMap((r) => r.missing))].sort((a, b) => a.split('/').length - b.split('/').length);
+      const archive = await packFiles(mine.map((r) => ({ rel: r.target.rel, content: r.f.content, mode: r.f.mode ?? 0o644 })), dirs);
+      try {
+        await this.c.container.putArchive(archive, { path: root });
+      } catch (e) {
+        throw engineFailure(`write ${mine.map((r) => r.f.path).join(', ')}`, e);
+      }
+    }
+  }
+
+  async removeFiles(paths: readonly string[]): Promise<void> {
+    this.assertUsable();
+    const targets = await Promise.all(paths.map(async (p) => (await this.resolve(p)).target.abs));
+    if (!targets.length) return;
+    const r = await execSimple(this.deps.docker, this.c.container, ['rm', '-rf', '--', ...targets]).catch((e: unknown) => {
+      throw engineFailure('remove files', e);
+    });
+    if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `could not remove ${paths.join(', ')}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
+  }
+
+  async readFile(p: string): Promise<Buffer> {
+    this.assertUsable();
+    const { target, final } = await this.resolve(p);
+    if (!final.exists) throw fsError('ENOENT', `no such file in the sandbox: ${p}`);
+    if (final.dir) throw fsError('EISDIR', `not a regular file in the sandbox: ${p}`);
+    let archive: NodeJS.ReadableStream;
+    try {
+      archive = (await this.c.container.getArchive({ path: target.abs })) as NodeJS.ReadableStream;
+    } catch (e) {
+      if (statusOf(e) === 404) throw fsError('ENOENT', `no such file in the sandbox: ${p}`);
+      throw engineFailure(`read ${p}`, e);
+    }
+    const content = await readSingleFile(archive);
+    if (!content) throw fsError('EISDIR', `not a regular file in the sandbox: ${p}`);
+    return content;
+  }
+
+  /** The setup cache: one tar of workspace paths, through the archive API. */
+  async archive(paths: readonly string[]): Promise<Buffer> {
+    this.assertUsable();
+    const parts = await Promise.all(
+      paths.map(async (p) => {
+        const target = insideRoots([WORKDIR], p, WORKDIR);
+        await assertNoSymlink(this.c.container, target, p);
+        const open = () => this.c.container.getArchive({ path: target.abs }).then(
+          (s) => s as NodeJS.ReadableStream,
+          (e: unknown) => Promise.reject(engineFailure(`archive ${p}`, e)),
+        );
+        return { rel: target.rel, open };
+      }),
+    );
+    return mergeArchives(parts);
+  }
+
+  /** The setup cache's way back: the archive is checked entry by entry (it is untrusted) first. */
+  async extract(archive: Buffer): Promise<void> {
+    this.assertUsable();
+    const checked = await checkedArchive(archive);
+    try {
+      await this.c.container.putArchive(checked, { path: WORKDIR });
+    } catch (e) {
+      throw engineFailure('extract the setup cache', e);
+    }
+  }
+
+  /** Idempotent and never throws: removing the container kills every process in it. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    const gone = (p: Promise<unknown>) => p.catch((e: unknown) => (statusOf(e) === 404 ? undefined : Promise.reject(e)));
+    try {
+      await Promise.allSettled([this.c.container, ...this.setupContainers].map((c) => gone(c.remove({ force: true }))));
+      await Promise.allSettled([...this.running]);
+      await Promise.all(volumeNames(this.c.volume).map((v) => gone(this.deps.docker.getVolume(v).remove())));
+    } catch {
+      // Left for the run's close() and `redgreen gc`, which find it by its labels.
+    }
+  }
+}

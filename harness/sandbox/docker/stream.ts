@@ -1,0 +1,92 @@
+import { constants as osc } from 'node:os';
+import { Writable } from 'node:stream';
+import type Docker from 'dockerode';
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../core/output.js';
+import { CappedOutput } from '../core/output.js';
+import type { ExecResult, OutputStream } from '../core/types.js';
+
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(osc.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
+
+/**
+ * Collects one command's demultiplexed stdout and stderr (Docker frames both on one connection)
+ * into capped, counted and hashed captures, and resolves when the engine closes the stream.
+ */
+export class ExecOutput {
+  private readonly out: Record<OutputStream, CappedOutput>;
+  readonly ended: Promise<void>;
+
+  constructor(
+    docker: Docker,
+    stream: NodeJS.ReadableStream,
+    maxOutputBytes: number | undefined,
+    onOutput?: (stream: OutputStream, chunk: Buffer) => void,
+    /** When the command was asked for (creating the exec or container counts as its time). */
+    private readonly started = performance.now(),
+  ) {
+    const cap = maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.out = { stdout: new CappedOutput(cap), stderr: new CappedOutput(cap) };
+    const sink = (name: OutputStream) =>
+      new Writable({
+        write: (chunk: Buffer, _enc, done) => {
+          this.out[name].push(chunk);
+          onOutput?.(name, chunk);
+          done();
+        },
+      });
+    docker.modem.demuxStream(stream, sink('stdout'), sink('stderr'));
+    // A hijacked connection may report its end as 'end', 'close' or an error (engine gone):
+    // whichever comes first, the command's output is complete.
+    this.ended = new Promise<void>((resolve) => {
+      stream.once('end', resolve);
+      stream.once('close', resolve);
+      stream.once('error', resolve);
+    }).then(() => {
+      // A hijacked connection may stay half-open after the engine's end: close our side too.
+      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+    });
+  }
+
+  /**
+   * The result in the local backend's shape. Docker reports a command killed by signal N as
+   * exit 128+N, like a shell does, so that is read back as the signal.
+   */
+  result(exitCode: number, flags: { timedOut: boolean; aborted: boolean }): ExecResult {
+    const stdoutInfo = this.out.stdout.finish();
+    const stderrInfo = this.out.stderr.finish();
+    const signal = exitCode > 128 ? (SIGNAL_NAMES.get(exitCode - 128) ?? null) : null;
+    return {
+      exitCode,
+      signal,
+      stdout: stdoutInfo.text,
+      stderr: stderrInfo.text,
+      stdoutInfo,
+      stderrInfo,
+      timedOut: flags.timedOut,
+      aborted: flags.aborted,
+      truncated: stdoutInfo.truncated || stderrInfo.truncated,
+      durationMs: Math.round(performance.now() - this.started),
+    };
+  }
+}
+
+/** Calls `stop` once, on timeout or abort, and says which happened; `dispose` when done. */
+export function stopper(o: { timeoutMs?: number; signal?: AbortSignal }, stop: () => void) {
+  const state = { timedOut: false, aborted: false };
+  const fire = (reason: 'timeout' | 'abort') => {
+    if (state.timedOut || state.aborted) return;
+    if (reason === 'timeout') state.timedOut = true;
+    else state.aborted = true;
+    stop();
+  };
+  const timer = o.timeoutMs ? setTimeout(() => fire('timeout'), o.timeoutMs) : undefined;
+  const onAbort = () => fire('abort');
+  if (o.signal?.aborted) queueMicrotask(onAbort);
+  else o.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    state,
+    dispose() {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}

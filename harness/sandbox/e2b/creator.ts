@@ -1,0 +1,106 @@
+import { CommandExitError, Sandbox as SdkSandbox, type ConnectionOpts } from 'e2b';
+import { RedgreenError } from '../../errors.js';
+import type { CircuitBreaker } from './breaker.js';
+import { isAuthFailure, isBackpressure, isTransient, sandboxFailure } from './errors.js';
+import type { CreationLimiter } from './limiter.js';
+import { backoffMs, DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
+import { HELPER_PATH, helperScript, rootCommand } from './script.js';
+
+/** A created sandbox, initialised (folders and helper in place) and ready to be handed out. */
+export interface Created {
+  sdk: SdkSandbox;
+  root: string;
+  /** performance.now() at creation: a warm sandbox idle for too long is near its E2B timeout. */
+  createdAt: number;
+}
+
+export interface CreationStats {
+  created: number;
+  failedAttempts: number;
+  retries: number;
+}
+
+export interface CreatorDeps {
+  connection: ConnectionOpts;
+  user: string | undefined;
+  lifetimeMs: number;
+  requestTimeoutMs: number;
+  limiter: CreationLimiter;
+  breaker: CircuitBreaker;
+  retry: RetryPolicy;
+  stats: CreationStats;
+}
+
+const INIT_TIMEOUT_MS = 60_000;
+
+/** Kills a sandbox that will not be used, retrying; false when that failed too (its timeout remains). */
+export async function killQuietly(sdk: SdkSandbox, requestTimeoutMs: number): Promise<boolean> {
+  return withRetry(() => sdk.kill({ requestTimeoutMs }), DEFAULT_RETRY, { isTransient }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Installs the helper with one upload; envd answers with the absolute path it wrote, which gives
+ * the root folder without a command. An envd that answers with the relative path costs a command.
+ */
+async function initialise(d: CreatorDeps, sdk: SdkSandbox): Promise<string> {
+  const user = d.user ? { user: d.user } : {};
+  try {
+    const info = await sdk.files.write(HELPER_PATH, helperScript(), { ...user, useOctetStream: true, requestTimeoutMs: d.requestTimeoutMs });
+    if (info.path.startsWith('/') && info.path.endsWith(`/${HELPER_PATH}`)) return info.path.slice(0, -'/bin/rg'.length);
+    const root = (await sdk.commands.run(rootCommand(), { ...user, timeoutMs: INIT_TIMEOUT_MS, requestTimeoutMs: d.requestTimeoutMs })).stdout.trim();
+    if (!root.startsWith('/')) throw new Error(`the sandbox reported no home folder (${JSON.stringify(root)})`);
+    return root;
+  } catch (e) {
+    // A template that cannot run the root command will not get better on retry: say why, once.
+    if (e instanceof CommandExitError) {
+      throw new RedgreenError('SANDBOX_FAILED', `e2b: preparing sandbox ${sdk.sandboxId} failed (exit ${e.exitCode}): ${e.stderr.trim()}`, 'the template needs a POSIX shell, tar, base64 and a writable $HOME');
+    }
+    throw e;
+  }
+}
+
+/**
+ * Creates one sandbox: a creation slot from the limiter, the breaker's consent, the API call with
+ * the run's labels and lifetime, then the init command. Transient failures are retried with
+ * backoff and jitter; a 429/503 also pauses every other creation. A sandbox whose init failed is
+ * killed before the next attempt. Whatever fails in the end is SANDBOX_FAILED (an infra error).
+ */
+export async function createSandbox(d: CreatorDeps, template: string, metadata: Record<string, string>): Promise<Created> {
+  const attempt = async (n: number): Promise<Created> => {
+    d.breaker.check();
+    const release = await d.limiter.acquire();
+    let sdk: SdkSandbox;
+    try {
+      sdk = await SdkSandbox.create(template, { ...d.connection, metadata, timeoutMs: d.lifetimeMs, requestTimeoutMs: d.requestTimeoutMs });
+    } catch (e) {
+      d.stats.failedAttempts++;
+      d.breaker.failure(e);
+      if (isBackpressure(e)) d.limiter.pause(backoffMs(d.retry, n));
+      throw e;
+    } finally {
+      release();
+    }
+    try {
+      const root = await initialise(d, sdk);
+      d.breaker.success();
+      d.stats.created++;
+      return { sdk, root, createdAt: performance.now() };
+    } catch (e) {
+      d.stats.failedAttempts++;
+      d.breaker.failure(e);
+      await killQuietly(sdk, d.requestTimeoutMs);
+      throw e;
+    }
+  };
+  try {
+    return await withRetry(attempt, d.retry, { isTransient, onRetry: () => void d.stats.retries++ });
+  } catch (e) {
+    const hint = isAuthFailure(e)
+      ? 'check E2B_API_KEY (and E2B_API_URL / E2B_DOMAIN for a self-hosted service); an envd older than 0.4 (CubeSandbox) needs the user named: --e2b-user root'
+      : undefined;
+    throw sandboxFailure(`could not create a sandbox from template "${template}"`, e, hint);
+  }
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { constants as osc } from 'node:os';
+import { CommandExitError, type CommandHandle, type Sandbox as SdkSandbox } from 'e2b';
+import { sandboxFailure } from './errors.js';
+import { EXEC_MARKER_VAR } from './script.js';
+import { CappedOutput } from '../core/output.js';
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../core/output.js';
+import type { ExecOptions, ExecResult } from '../core/types.js';
+
+/** After a confirmed kill, the end of the stream is due at once; this long without it, the sandbox is given up. */
+export const KILL_GRACE_MS = 10_000;
+
+export interface RemoteExecDeps {
+  sdk: SdkSandbox;
+  user: string | undefined;
+  requestTimeoutMs: number;
+  /** Kills every process carrying `marker` in the sandbox; true once none is left. Never throws. */
+  killMarked(marker: string): Promise<boolean>;
+  /** A kill could not be confirmed: the sandbox is destroyed so nothing keeps running unseen. */
+  abandon(reason: string): Promise<void>;
+  /** Keeps the local end of the stream known to the sandbox, so destroy() can tear it down. */
+  track(controller: AbortController, done: Promise<unknown>): void;
+}
+
+type End = { exitCode: number } | { error: unknown };
+
+const SIGNAL_NAMES = new Map(Object.entries(osc.signals).map(([name, n]) => [n, name]));
+
+/**
+ * The SDK's CommandHandle appends every chunk to its `_stdout`/`_stderr` strings for `wait()`.
+ * Chunks are consumed here as they arrive, so those copies are emptied to keep memory flat
+ * whatever a command prints (a private field of the SDK: the big-output test guards it).
+ */
+function forgetAccumulated(h: CommandHandle | undefined): void {
+  const fields = h as unknown as Record<string, unknown> | undefined;
+  if (typeof fields?._stdout === 'string') fields._stdout = '';
+  if (typeof fields?._stderr === 'string') fields._stderr = '';
+}
+
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let t: NodeJS.Timeout | undefined;
+  const deadline = new Promise<undefined>((resolve) => (t = setTimeout(() => resolve(undefined), ms)));
+  return Promise.race([p, deadline]).finally(() => clearTimeout(t));
+}
+
+/**
+ * Runs one command line through the SDK (`commands.run` in the background, so a non-zero exit is a
+ * result, not a CommandExitError) with output kept like the local backend's: capped, counted and
+ * hashed per stream. Aborting the request would not stop the remote process, so a timeout or an
+ * abort kills it by its marker inside the sandbox and waits for the stream to end; when that cannot
+ * be confirmed, the sandbox is destroyed. A stream lost for any other reason is an infrastructure
+ * failure (SANDBOX_FAILED): the output is incomplete and must not be scored.
+ */
+export async function remoteExec(deps: RemoteExecDeps, commandLine: string, envs: Record<string, string>, o: ExecOptions): Promise<ExecResult> {
+  const started = performance.now();
+  const cap = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const out = { stdout: new CappedOutput(cap), stderr: new CappedOutput(cap) };
+  let handle: CommandHandle | undefined;
+  const push = (name: 'stdout' | 'stderr') => (text: string) => {
+    const chunk = Buffer.from(text, 'utf8');
+    out[name].push(chunk);
+    o.onOutput?.(name, chunk);
+    forgetAccumulated(handle);
+  };
+  const marker = randomUUID();
+  const local = new AbortController();
+  // Set from timer and signal callbacks, read after the awaits (a holder, so it is not narrowed away).
+  const why: { stop: 'timeout' | 'abort' | null } = { stop: o.signal?.aborted ? 'abort' : null };
+  let end: End;
+  if (why.stop) {
+    end = { exitCode: 128 + osc.signals.SIGKILL };
+  } else {
+    let settle!: () => void;
+    const stopped = new Promise<'stopped'>((resolve) => (settle = () => resolve('stopped')));
+    try {
+      handle = await deps.sdk.commands.run(commandLine, {
+        background: true,
+        envs: { ...envs, [EXEC_MARKER_VAR]: marker },
+        ...(deps.user ? { user: deps.user } : {}),
+        timeoutMs: 0,
+        requestTimeoutMs: deps.requestTimeoutMs,
+        signal: local.signal,
+        onStdout: push('stdout'),
+        onStderr: push('stderr'),
+      });
+    } catch (e) {
+      throw sandboxFailure('the command could not start', e);
+    }
+    const ended: Promise<End> = handle.wait().then(
+      (r) => ({ exitCode: r.exitCode }),
+      (e: unknown) => (e instanceof CommandExitError ? { exitCode: e.exitCode } : { error: e }),
+    );
+    deps.track(local, ended);
+    const requestStop = (reason: 'timeout' | 'abort') => {
+      if (why.stop) return;
+      why.stop = reason;
+      settle();
+    };
+    const timer = o.timeoutMs ? setTimeout(() => requestStop('timeout'), o.timeoutMs) : undefined;
+    const onAbort = () => requestStop('abort');
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    // An abort while the command was starting fired before the listener existed.
+    if (o.signal?.aborted) onAbort();
+    try {
+      const first = await Promise.race([ended, stopped]);
+      if (first === 'stopped') {
+        const confirmed = await deps.killMarked(marker);
+        const after = confirmed ? await withDeadline(ended, KILL_GRACE_MS) : undefined;
+        if (!after) {
+          await deps.abandon(`the ${why.stop} kill of a command could not be confirmed`);
+          local.abort();
+        }
+        end = after && 'exitCode' in after ? after : { exitCode: 128 + osc.signals.SIGKILL };
+      } else {
+        end = first;
+      }
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+    }
+    if ('error' in end) {
+      // The stream broke (cut, sandbox gone) while the command may still run: stop it, then fail.
+      if (!(await deps.killMarked(marker))) await deps.abandon('lost a command stream and could not kill the command');
+      local.abort();
+      throw sandboxFailure('lost the output stream of a running command', end.error);
+    }
+  }
+  // envd reports a process killed by a signal as -1; only a SIGKILL (ours, or the OOM killer's) does that here.
+  const exitCode = end.exitCode < 0 ? 128 + osc.signals.SIGKILL : end.exitCode;
+  const stdoutInfo = out.stdout.finish();
+  const stderrInfo = out.stderr.finish();
+  return {
+    exitCode,
+    signal: exitCode > 128 ? (SIGNAL_NAMES.get(exitCode - 128) ?? null) : null,
+    stdout: stdoutInfo.text,
+    stderr: stderrInfo.text,
+    stdoutInfo,
+    stderrInfo,
+    timedOut: why.stop === 'timeout',
+    aborted: why.stop === 'abort',
+    truncated: stdoutInfo.truncated || stderrInfo.truncated,
+    durationMs: Math.round(performance.now() - started),
+  };
+}

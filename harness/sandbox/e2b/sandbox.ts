@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { CommandExitError, NotFoundError, type Sandbox as SdkSandbox } from 'e2b';
+import { RedgreenError } from '../../errors.js';
+import { packFiles, packTree } from './archive.js';
+import { sandboxFailure } from './errors.js';
+import { remoteExec } from './exec.js';
+import { helperCommand, HELPER_NO_SUCH_FILE, HELPER_UNSAFE_PATH } from './script.js';
+import { walkTree } from '../core/tree.js';
+import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
+
+/** A helper step (unpack, read, kill…) taking longer than this means the sandbox is in trouble. */
+const HELPER_TIMEOUT_MS = 60_000;
+/** Archives up to this size go inline, base64 in the command (well under Linux's 128 KiB per argument). */
+export const INLINE_ARCHIVE_BYTES = 64 * 1024;
+
+export interface E2BSandboxContext {
+  user: string | undefined;
+  requestTimeoutMs: number;
+  /** The sandbox's E2B timeout; renewed every third of it while the sandbox is in use. */
+  lifetimeMs: number;
+  /** The allowlisted environment every command gets (see e2b-env.ts). */
+  env: Record<string, string>;
+  /** Kills the sandbox through the API, retrying; never throws. */
+  kill(sdk: SdkSandbox): Promise<void>;
+  onDestroyed(sb: E2BSandbox): void;
+}
+
+interface HelperResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * One E2B sandbox behind the Sandbox contract. The workspace and scratch folders live under
+ * `<home>/redgreen` inside it; every path the harness names is checked here (lexically) and by
+ * the helper inside the sandbox (no symlinked component), so writes stay in those two folders.
+ */
+export class E2BSandbox implements Sandbox {
+  readonly backend = 'e2b';
+  readonly id: string;
+  readonly workdir: string;
+  readonly scratchDir: string;
+  private destroyed = false;
+  /** Why the sandbox cannot be used any more (it died, or a kill could not be confirmed). */
+  private lost: unknown = null;
+  private readonly streams = new Map<AbortController, Promise<unknown>>();
+  private readonly keepAlive: NodeJS.Timeout;
+  private readonly env: Record<string, string>;
+
+  constructor(
+    readonly sdk: SdkSandbox,
+    private readonly root: string,
+    private readonly ctx: E2BSandboxContext,
+  ) {
+    this.id = sdk.sandboxId;
+    this.workdir = `${root}/workspace`;
+    this.scratchDir = `${root}/scratch`;
+    this.env = { ...ctx.env, REDGREEN_WORKSPACE: this.workdir, REDGREEN_SCRATCH: this.scratchDir };
+    // Long setups and agent phases outlive the E2B timeout unless it is renewed.
+    this.keepAlive = setInterval(() => void this.renew(), Math.max(1000, Math.floor(ctx.lifetimeMs / 3)));
+    this.keepAlive.unref();
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      await this.sdk.setTimeout(this.ctx.lifetimeMs, { requestTimeoutMs: this.ctx.requestTimeoutMs });
+    } catch (e) {
+      if (e instanceof NotFoundError) this.lost ??= e;
+    }
+  }
+
+  private assertUsable(): void {
+    if (this.destroyed) throw new RedgreenError('SANDBOX_DESTROYED', `sandbox ${this.id} was destroyed`);
+    if (this.lost) throw sandboxFailure(`sandbox ${this.id} is gone`, this.lost);
+  }
+
+  /** A sandbox path (absolute, or relative to the workspace) as a path relative to the root. */
+  private rel(p: string, allowFolder = false): string {
+    const abs = path.posix.resolve(this.workdir, p);
+    for (const dir of [this.workdir, this.scratchDir]) {
+      if ((allowFolder && abs === dir) || (abs.startsWith(`${dir}/`) && !/[\n\0]/.test(abs))) return path.posix.relative(this.root, abs);
+    }
+    throw new RedgreenError('SANDBOX_PATH_UNSAFE', `path ${JSON.stringify(p)} is outside the sandbox workspace`);
+  }
+
+  private async helper(args: readonly string[]): Promise<HelperResult> {
+    try {
+      return await this.sdk.commands.run(helperCommand(this.root, args), {
+        ...(this.ctx.user ? { user: this.ctx.user } : {}),
+        timeoutMs: HELPER_TIMEOUT_MS,
+        requestTimeoutMs: this.ctx.requestTimeoutMs,
+      });
+    } catch (e) {
+      if (e instanceof CommandExitError) return { exitCode: e.exitCode, stdout: e.stdout, stderr: e.stderr };
+      throw sandboxFailure(`${args[0]} in sandbox ${this.id}`, e);
+    }
+  }
+
+  private expectOk(r: HelperResult, what: string): void {
+    if (r.exitCode === 0) return;
+    const why = r.stderr.trim().split('\n').pop() ?? '';
+    if (r.exitCode === HELPER_UNSAFE_PATH) throw new RedgreenError('SANDBOX_PATH_UNSAFE', why);
+    throw new RedgreenError('SANDBOX_FAILED', `e2b: ${what} failed in sandbox ${this.id} (exit ${r.exitCode}): ${why}`);
+  }
+
+  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertUsable();
+    const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : [...command];
+    if (!argv.length) throw new RedgreenError('USAGE', 'exec needs a command');
+    let cwd = this.workdir;
+    if (options.cwd) {
+      const rel = this.rel(options.cwd, true);
+      this.expectOk(await this.helper(['check', rel]), 'checking the working directory');
+      cwd = `${this.root}/${rel}`;
+    }
+    const deps = {
+      sdk: this.sdk,
+      user: this.ctx.user,
+      requestTimeoutMs: this.ctx.requestTimeoutMs,
+      killMarked: (marker: string) => this.helper(['kill', marker]).then((r) => r.exitCode === 0, () => false),
+      abandon: async (reason: string) => {
+        this.lost ??= new Error(reason);
+        await this.ctx.kill(this.sdk);
+      },
+      track: (c: AbortController, done: Promise<unknown>) => {
+        this.streams.set(c, done);
+        void done.finally(() => this.streams.delete(c));
+      },
+    };
+    return remoteExec(deps, helperCommand(this.root, ['run', cwd, ...argv]), { ...this.env, ...options.env }, options);
+  }
+
+  /**
+   * Unpacks one archive inside the sandbox; the helper refuses symlinked paths. A small archive
+   * travels inside the command itself (one request); a bigger one is uploaded first.
+   */
+  private async put(archive: Buffer): Promise<void> {
+    if (archive.length <= INLINE_ARCHIVE_BYTES) {
+      this.expectOk(await this.helper(['put64', archive.toString('base64')]), 'unpacking an upload');
+      return;
+    }
+    const name = `${this.root}/.upload-${randomUUID()}.tar`;
+    try {
+      await this.sdk.files.write(name, new Blob([archive]), {
+        ...(this.ctx.user ? { user: this.ctx.user } : {}),
+        useOctetStream: true,
+        requestTimeoutMs: this.ctx.requestTimeoutMs,
+      });
+    } catch (e) {
+      throw sandboxFailure(`uploading to sandbox ${this.id}`, e);
+    }
+    this.expectOk(await this.helper(['put', name]), 'unpacking an upload');
+  }
+
+  async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
+    this.assertUsable();
+    const { archive, stats } = await packTree(await walkTree(hostDir, options), hostDir, 'workspace');
+    await this.put(archive);
+    return stats;
+  }
+
+  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+    this.assertUsable();
+    if (!files.length) return;
+    const entries = files.map((f) => ({ name: this.rel(f.path), content: Buffer.from(f.content), mode: f.mode ?? 0o644 }));
+    await this.put(await packFiles(entries));
+  }
+
+  async removeFiles(paths: readonly string[]): Promise<void> {
+    this.assertUsable();
+    if (!paths.length) return;
+    this.expectOk(await this.helper(['rm', ...paths.map((p) => this.rel(p))]), 'removing files');
+  }
+
+  async readFile(p: string): Promise<Buffer> {
+    this.assertUsable();
+    const r = await this.helper(['cat', this.rel(p)]);
+    if (r.exitCode === HELPER_NO_SUCH_FILE) throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
+    this.expectOk(r, `reading ${p}`);
+    return Buffer.from(r.stdout, 'base64');
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    clearInterval(this.keepAlive);
+    // The kill ends every remote process; then the local ends of their streams are torn down.
+    await this.ctx.kill(this.sdk);
+    for (const c of this.streams.keys()) c.abort();
+    await Promise.allSettled([...this.streams.values()]);
+    this.ctx.onDestroyed(this);
+  }
+}

@@ -1,0 +1,50 @@
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { resolveInside } from '../core/paths.js';
+import { copyTree, walkTree } from '../core/tree.js';
+import type { FileToWrite, UploadOptions, UploadStats } from '../core/types.js';
+
+/**
+ * File operations for backends whose workspace is a host folder (local, bwrap). Paths are
+ * relative to the workspace, or absolute as the sandbox sees them (`inside`), and are mapped to
+ * host paths; anything resolving outside the workspace or scratch folder is refused.
+ */
+export class HostFiles {
+  constructor(
+    /** Host folders, keyed by the path a command inside the sandbox sees them at. */
+    private readonly mounts: { inside: string; host: string }[],
+    readonly workspaceHost: string,
+  ) {}
+
+  /** Maps a sandbox path to its host path (refusing escapes and symlinks). */
+  async toHost(p: string): Promise<string> {
+    let hostPath = p;
+    if (path.isAbsolute(p)) {
+      const m = this.mounts.find((x) => p === x.inside || p.startsWith(`${x.inside}/`));
+      if (m) hostPath = path.join(m.host, path.relative(m.inside, p));
+    }
+    return resolveInside(this.mounts.map((m) => m.host), hostPath, this.workspaceHost);
+  }
+
+  async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
+    return copyTree(await walkTree(hostDir, options), hostDir, this.workspaceHost);
+  }
+
+  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+    for (const f of files) {
+      const dest = await this.toHost(f.path);
+      await mkdir(path.dirname(dest), { recursive: true });
+      await rm(dest, { force: true });
+      await writeFile(dest, f.content, { mode: f.mode ?? 0o644 });
+      await chmod(dest, f.mode ?? 0o644);
+    }
+  }
+
+  async removeFiles(paths: readonly string[]): Promise<void> {
+    for (const p of paths) await rm(await this.toHost(p), { force: true, recursive: true });
+  }
+
+  async readFile(p: string): Promise<Buffer> {
+    return readFile(await this.toHost(p));
+  }
+}

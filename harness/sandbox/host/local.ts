@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { RedgreenError } from '../../errors.js';
+import { sandboxEnv } from '../core/env.js';
+import { HostFiles } from './files.js';
+import { HostSandbox } from './sandbox.js';
+import { writeOwner } from './gc.js';
+import { killTree, MARKER_VAR } from './kill.js';
+import { resolveInside } from '../core/paths.js';
+import { runProcess } from './process.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+
+export interface LocalBackendOptions {
+  /** Where sandboxes are created (default: the OS temp dir). */
+  baseDir?: string;
+  /** Host variables to pass through on top of the allowlist. */
+  passEnv?: readonly string[];
+  /** Shared package-manager caches (npm, pip) so setup does not download twice. */
+  cacheDir?: string;
+}
+
+/**
+ * The local backend: a private temp folder per sandbox and plain processes. It isolates
+ * nothing but the environment and the file paths the harness writes: for trusted fixtures.
+ */
+export class LocalBackend implements SandboxBackend {
+  readonly name = 'local';
+  constructor(private readonly options: LocalBackendOptions = {}) {}
+
+  async create(spec: SandboxSpec): Promise<Sandbox> {
+    const base = this.options.baseDir ?? os.tmpdir();
+    const safeId = spec.fixtureId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
+    const root = await mkdtemp(path.join(base, `redgreen-${safeId}-`));
+    try {
+      await Promise.all(['workspace', 'scratch', 'home', 'tmp'].map((d) => mkdir(path.join(root, d))));
+    } catch (e) {
+      await rm(root, { recursive: true, force: true });
+      throw e;
+    }
+    const sandbox = new LocalSandbox(root, this.options);
+    await writeOwner(root, sandbox.id, spec.runId);
+    return sandbox;
+  }
+}
+
+class LocalSandbox extends HostSandbox {
+  readonly backend = 'local';
+  private readonly env: Record<string, string>;
+
+  constructor(root: string, options: LocalBackendOptions) {
+    const workdir = path.join(root, 'workspace');
+    const scratch = path.join(root, 'scratch');
+    const files = new HostFiles([workdir, scratch].map((d) => ({ inside: d, host: d })), workdir);
+    super(`${path.basename(root)}-${randomBytes(4).toString('hex')}`, workdir, scratch, root, files);
+    const cache = options.cacheDir;
+    this.env = sandboxEnv({
+      host: process.env,
+      passEnv: options.passEnv,
+      extra: cache ? { npm_config_cache: path.join(cache, 'npm'), PIP_CACHE_DIR: path.join(cache, 'pip') } : {},
+      fixed: {
+        HOME: path.join(root, 'home'),
+        TMPDIR: path.join(root, 'tmp'),
+        [MARKER_VAR]: this.id,
+        REDGREEN_WORKSPACE: workdir,
+        REDGREEN_SCRATCH: scratch,
+      },
+    });
+  }
+
+  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertAlive();
+    const cwd = options.cwd ? await resolveInside([this.workdir, this.scratchDir], options.cwd, this.workdir) : this.workdir;
+    const [file, ...args] = typeof command === 'string' ? ['/bin/sh', '-c', command] : command;
+    if (!file) throw new RedgreenError('USAGE', 'exec needs a command');
+    return this.track(
+      runProcess(file, args, {
+        cwd,
+        env: { ...this.env, ...options.env, [MARKER_VAR]: this.id },
+        timeoutMs: options.timeoutMs,
+        maxOutputBytes: options.maxOutputBytes,
+        onOutput: options.onOutput,
+        signal: options.signal,
+        killTree: (pgid) => killTree(pgid, this.id),
+      }),
+    );
+  }
+}

@@ -1,0 +1,96 @@
+import { lstat, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { RedgreenError } from '../../errors.js';
+import type { HostFiles } from './files.js';
+import { killTree } from './kill.js';
+import { packTree, unpackTar } from '../core/tar.js';
+import { walkTree, type TreeEntry } from '../core/tree.js';
+import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
+
+/**
+ * What the backends whose sandbox is a host folder (local, bwrap) share: files, the running
+ * commands, and a destroy that kills every marked process and removes the folder.
+ */
+export abstract class HostSandbox implements Sandbox {
+  abstract readonly backend: string;
+  private destroyed = false;
+  private readonly running = new Set<Promise<unknown>>();
+
+  constructor(
+    readonly id: string,
+    readonly workdir: string,
+    readonly scratchDir: string,
+    /** The host folder holding everything of this sandbox. */
+    protected readonly root: string,
+    protected readonly files: HostFiles,
+  ) {}
+
+  abstract exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
+
+  protected assertAlive(): void {
+    if (this.destroyed) throw new RedgreenError('SANDBOX_DESTROYED', `sandbox ${this.id} was destroyed`);
+  }
+
+  /** Keeps a running command known, so destroy can wait for it after killing it. */
+  protected async track(run: Promise<ExecResult>): Promise<ExecResult> {
+    this.running.add(run);
+    try {
+      return await run;
+    } finally {
+      this.running.delete(run);
+    }
+  }
+
+  async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
+    this.assertAlive();
+    return this.files.uploadDir(hostDir, options);
+  }
+
+  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+    this.assertAlive();
+    return this.files.writeFiles(files);
+  }
+
+  async removeFiles(paths: readonly string[]): Promise<void> {
+    this.assertAlive();
+    return this.files.removeFiles(paths);
+  }
+
+  async readFile(p: string): Promise<Buffer> {
+    this.assertAlive();
+    return this.files.readFile(p);
+  }
+
+  async archive(paths: readonly string[]): Promise<Buffer> {
+    this.assertAlive();
+    const root = this.files.workspaceHost;
+    const entries: TreeEntry[] = [];
+    for (const p of paths) {
+      const st = await lstat(path.join(root, p));
+      if (st.isDirectory()) entries.push({ kind: 'dir', rel: p, mode: st.mode & 0o777 }, ...(await walkTree(path.join(root, p), { exclude: [] })).map((e) => ({ ...e, rel: `${p}/${e.rel}` })));
+      else if (st.isFile()) entries.push({ kind: 'file', rel: p, mode: st.mode & 0o777, size: st.size });
+    }
+    return packTree(root, entries);
+  }
+
+  async extract(tar: Buffer): Promise<void> {
+    this.assertAlive();
+    await unpackTar(this.files.workspaceHost, tar);
+  }
+
+  /** Releases what a subclass holds besides the folder (a cgroup). */
+  protected async release(): Promise<void> {}
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    try {
+      await killTree(undefined, this.id);
+      await Promise.allSettled([...this.running]);
+      await this.release();
+    } catch {
+      // destroy never throws; removal below still runs
+    }
+    await rm(this.root, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+  }
+}
