@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
-import { BACKENDS, parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './config/options.js';
+import { BACKEND_CHOICES, parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './commands/options.js';
+import { backendFlags } from './sandbox/backends.js';
 import { harnessVersion, resolvePaths } from './config/paths.js';
-import { gc, GcOptionsSchema } from './commands/gc.js';
+import { gc, GC_BACKENDS, GcOptionsSchema } from './commands/gc.js';
 import { imageBuild, ImageBuildOptionsSchema } from './commands/image.js';
 import { newFixture } from './commands/new.js';
 import { AgentRunOptionsSchema, run } from './commands/run.js';
@@ -27,14 +28,12 @@ function pathOptions(cmd: Command): Command {
 
 /** Which backend and how to reach it (e2b); shared by selfcheck, run and replay --verify. */
 function backendOptions(cmd: Command): Command {
-  return cmd
-    .addOption(new Option('--backend <name>', 'sandbox backend (auto: the strongest available here)').choices([...BACKENDS]).default('local'))
-    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, [])
-    .option('--template <name>', 'e2b: template name or id (default: $E2B_TEMPLATE)')
-    .option('--e2b-user <name>', 'e2b: envd user; CubeSandbox needs root (default: $E2B_USER)')
-    .option('--warm <n>', 'e2b: sandboxes kept created ahead of demand', '0')
-    .option('--create-rate <n>', 'e2b: sandbox creations per second at most', '10')
-    .option('--pool <n>', 'docker: containers kept started and ready', '0');
+  cmd
+    .addOption(new Option('--backend <name>', 'sandbox backend (auto: the strongest available here)').choices([...BACKEND_CHOICES]).default('local'))
+    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, []);
+  // Each backend's own options, from its descriptor in the registry.
+  for (const f of backendFlags()) cmd.option(f.flags, f.description, f.default);
+  return cmd;
 }
 
 function runOptions(cmd: Command): Command {
@@ -142,7 +141,7 @@ function program(): Command {
 
   p.command('gc')
     .description('remove sandboxes of runs that are no longer alive (docker containers and volumes, e2b sandboxes, host folders)')
-    .addOption(new Option('--backend <name>', 'which sandboxes').choices(['docker', 'e2b', 'local']).default('docker'))
+    .addOption(new Option('--backend <name>', 'which sandboxes').choices(GC_BACKENDS).default('docker'))
     .option('--run <id>', "e2b: kill this run's sandboxes, alive or not (repeatable)", collect, [])
     .option('--all-hosts', 'also runs started on other hosts (shared engine or service)')
     .option('--dry-run', 'only say what would be removed')

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PathOptionsSchema } from '../config/options.js';
+import { PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { compareReports, DEFAULT_NOISE, renderComparison } from '../reporters/compare.js';
 import { loadReport } from './report.js';

@@ -1,6 +1,6 @@
 import { discoverFixtures, type Discovery, type Fixture } from '../fixtures/load.js';
 import { harnessVersion, newRunId, resolvePaths } from '../config/paths.js';
-import type { RunOptions } from '../config/options.js';
+import type { RunOptions } from './options.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { runFixtures } from '../pipeline/scheduler.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { writeSchema } from './validate.js';
-import { parseOptions, PathOptionsSchema } from '../config/options.js';
+import { parseOptions, PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { RunnerSchema } from '../fixtures/manifest.js';

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
-import { RunOptionsSchema } from '../config/options.js';
+import { RunOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { fixtureIds, locateRun, openRun, type TranscriptRun } from '../transcripts/reader.js';

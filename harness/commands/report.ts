@@ -1,7 +1,7 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { PathOptionsSchema } from '../config/options.js';
+import { PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { describeError, RedgreenError } from '../errors.js';
 import { renderHtml, type HtmlRun } from '../reporters/html.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { commandAgent } from '../agents/command.js';
 import { loadPatches } from '../agents/patch-sources.js';
 import { nopProvider, oracleProvider } from '../agents/static.js';
-import { RunOptionsSchema } from '../config/options.js';
+import { RunOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { discoverFixtures } from '../fixtures/load.js';

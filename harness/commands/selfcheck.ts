@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { oracleProvider } from '../agents/static.js';
-import type { SelfcheckOptions } from '../config/options.js';
+import type { SelfcheckOptions } from './options.js';
 import { execute, printOutcomes } from './execute.js';
 
 /** Every fixture RED → oracle → GREEN; `--write` records the observed test lists in the manifests. */

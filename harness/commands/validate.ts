@@ -2,7 +2,7 @@ import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { resolvePaths } from '../config/paths.js';
 import type { z } from 'zod';
-import type { PathOptionsSchema } from '../config/options.js';
+import type { PathOptionsSchema } from './options.js';
 import { lintFixture, type LintFinding } from '../pipeline/lint.js';
 import { discoverFixtures } from '../fixtures/load.js';
 import { manifestJsonSchema } from '../fixtures/manifest.js';

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { DockerBackend, type DockerBackendOptions } from '../../harness/sandbox/docker/backend.js';
-import type { BackendCase } from './backends.js';
+import type { DockerBackendOptions } from '../../harness/sandbox/docker/backend.js';
 
 /**
  * Why the Docker backend cannot run here, or null. Checked without I/O beyond a stat, since case
@@ -18,9 +17,4 @@ export function dockerUnavailableReason(): string | null {
 /** Options for tests: small limits, so many sandboxes fit on a CI machine. */
 export function dockerTestOptions(extra: Partial<DockerBackendOptions> = {}): DockerBackendOptions {
   return { runId: 'test', limits: { memoryBytes: 1024 ** 3, cpus: 1, pids: 512 }, ...extra };
-}
-
-/** The Docker backend for the conformance suite: isolating (no network, no host filesystem). */
-export function dockerBackendCase(): BackendCase {
-  return { name: 'docker', make: () => new DockerBackend(dockerTestOptions()), isolating: true };
 }

@@ -5,7 +5,6 @@ import type { PatchProvider } from '../../harness/pipeline/provider.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { runFixtures } from '../../harness/pipeline/scheduler.js';
 import { E2BBackend, type E2BBackendOptions } from '../../harness/sandbox/e2b/backend.js';
-import type { BackendCase } from './backends.js';
 import { startE2BDouble } from './e2b-server/server.js';
 
 /**
@@ -17,10 +16,6 @@ export const e2bDouble = await startE2BDouble();
 
 export function e2bBackendOptions(extra: Partial<E2BBackendOptions> = {}): E2BBackendOptions {
   return { template: 'redgreen-test', apiKey: 'test-key', apiUrl: e2bDouble.apiUrl, sandboxUrl: e2bDouble.sandboxUrl, ...extra };
-}
-
-export function e2bBackendCase(): BackendCase {
-  return { name: 'e2b (test double)', make: () => new E2BBackend(e2bBackendOptions()), isolating: false };
 }
 
 /** Fixtures through the real scheduler and pipeline on an e2b backend, with open() and close() around the run as a CLI run has. */

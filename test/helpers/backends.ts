@@ -1,36 +1,49 @@
-import { spawnSync } from 'node:child_process';
-import { BwrapBackend } from '../../harness/sandbox/bwrap/backend.js';
-import { LocalBackend } from '../../harness/sandbox/host/local.js';
-import { dockerBackendCase, dockerUnavailableReason } from './backends-docker.js';
-import { e2bBackendCase } from './backends-e2b.js';
+import os from 'node:os';
+import path from 'node:path';
+import { BACKENDS } from '../../harness/sandbox/backends.js';
 import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
+import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
+import { E2BBackend } from '../../harness/sandbox/e2b/backend.js';
+import type { BackendContext } from '../../harness/sandbox/registry.js';
+import { dockerTestOptions } from './backends-docker.js';
+import { e2bBackendOptions } from './backends-e2b.js';
 
 /**
- * Every backend the conformance suite runs against. A backend whose tool is missing is left out
- * locally; in CI (CI=true) a missing tool is an error, never a silent skip.
+ * Every backend of the registry, for the suites that run on all of them (conformance, setup
+ * cache): a new backend is tested as soon as it is registered. A backend whose probe fails here
+ * is left out locally; in CI (CI=true) that is an error, never a silent skip.
  */
 export interface BackendCase {
   name: string;
-  make: () => SandboxBackend;
+  make: () => Promise<SandboxBackend>;
   /** Isolating backends also promise no network and no host filesystem access. */
   isolating: boolean;
 }
 
-function available(name: string, probe: string[]): boolean {
-  const ok = spawnSync(probe[0]!, probe.slice(1), { stdio: 'ignore' }).status === 0;
-  if (!ok && process.env.CI) throw new Error(`CI must run the ${name} backend's tests, but \`${probe.join(' ')}\` fails: install it in .ci/run`);
-  return ok;
-}
+const ctx: BackendContext = { passEnv: [], cacheDir: path.join(os.homedir(), '.cache', 'redgreen') };
 
-export function backendCases(): BackendCase[] {
-  const cases: BackendCase[] = [{ name: 'local', make: () => new LocalBackend(), isolating: false }];
-  if (available('bwrap', ['bwrap', '--unshare-all', '--ro-bind', '/', '/', 'true'])) {
-    cases.push({ name: 'bwrap', make: () => new BwrapBackend(), isolating: true });
+/**
+ * Backends whose tests need other options than a user's defaults: small limits so many
+ * containers fit on a CI machine; the remote service's local TEST DOUBLE (test/helpers/e2b-server),
+ * which runs commands as plain processes and so isolates nothing.
+ */
+const FOR_TESTS: Record<string, Omit<BackendCase, 'name'> & { label?: string }> = {
+  docker: { make: async () => new DockerBackend(dockerTestOptions()), isolating: true },
+  e2b: { label: 'e2b (test double)', make: async () => new E2BBackend(e2bBackendOptions()), isolating: false },
+};
+
+export async function backendCases(): Promise<BackendCase[]> {
+  const cases: BackendCase[] = [];
+  for (const d of BACKENDS) {
+    const special = FOR_TESTS[d.name];
+    if (!d.remote) {
+      const probe = await d.probe(d.options.parse({}), ctx);
+      if (!probe.ok && process.env.CI) throw new Error(`CI must run the ${d.name} backend's tests, but it cannot run here: ${probe.reason} (${probe.fix}); install it in .ci/run`);
+      if (!probe.ok) continue;
+    }
+    if (special) cases.push({ name: special.label ?? d.name, make: special.make, isolating: special.isolating });
+    else if (d.remote) throw new Error(`the remote backend ${d.name} needs a test double in test/helpers/backends.ts`);
+    else cases.push({ name: d.name, make: () => d.create(d.options.parse({}), ctx), isolating: d.isolating });
   }
-  const noDocker = dockerUnavailableReason();
-  if (noDocker && process.env.CI) throw new Error(`CI must run the docker backend's tests, but ${noDocker}: .ci/run starts the engine`);
-  if (!noDocker) cases.push(dockerBackendCase());
-  // The e2b backend runs against the local test double of the service (it needs only Node).
-  cases.push(e2bBackendCase());
   return cases;
 }

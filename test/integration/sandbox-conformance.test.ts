@@ -4,18 +4,21 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
-import type { Sandbox } from '../../harness/sandbox/core/types.js';
+import type { Sandbox, SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { backendCases } from '../helpers/backends.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
-describe.each(backendCases())('sandbox conformance: $name', ({ make, isolating }) => {
-  const backend = make();
+describe.each(await backendCases())('sandbox conformance: $name', ({ make, isolating }) => {
+  let backend: SandboxBackend;
   let sb: Sandbox;
   const extra: Sandbox[] = [];
   let tmp: string;
 
+  beforeAll(async () => {
+    backend = await make();
+  });
   beforeEach(async () => {
     sb = await backend.create({ runId: 'conformance', fixtureId: 'case' });
     tmp = await mkdtemp(path.join(os.tmpdir(), 'rg-conf-'));

@@ -1,18 +1,10 @@
 import os from 'node:os';
 import { z } from 'zod';
+import { intFromCli } from '../config/values.js';
 import { RedgreenError } from '../errors.js';
+import { BACKENDS, backendOptionsShape } from '../sandbox/backends.js';
 
-const intFromCli = (min: number, max: number) =>
-  z.union([z.number(), z.string()]).transform((v, ctx) => {
-    const n = typeof v === 'number' ? v : Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}` });
-      return z.NEVER;
-    }
-    return n;
-  });
-
-export const BACKENDS = ['local', 'bwrap', 'docker', 'e2b', 'auto'] as const;
+export const BACKEND_CHOICES = [...BACKENDS.map((b) => b.name), 'auto'] as const;
 
 export const PathOptionsSchema = z.object({
   root: z.string().optional(),
@@ -22,24 +14,18 @@ export const PathOptionsSchema = z.object({
   transcripts: z.string().optional(),
 });
 
+/** Options of selfcheck, run and replay --verify; each backend adds its own (--pool, --template …) from its descriptor. */
 export const RunOptionsSchema = PathOptionsSchema.extend({
-  backend: z.enum(BACKENDS).default('local'),
+  backend: z.enum(BACKEND_CHOICES).default('local'),
   concurrency: intFromCli(1, 1024).default(Math.max(1, os.availableParallelism())),
   repeat: intFromCli(1, 100).default(1),
   json: z.boolean().default(false),
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'variable names only')).default([]),
   resume: z.string().min(1).optional(),
-  /** e2b: the template (default $E2B_TEMPLATE), the envd user (CubeSandbox needs root), warm sandboxes, creations per second. */
-  template: z.string().min(1).optional(),
-  e2bUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'a user name').optional(),
-  warm: intFromCli(0, 256).default(0),
-  /** docker: containers of the default image kept started and ready. */
-  pool: intFromCli(0, 256).default(0),
-  createRate: intFromCli(1, 1000).default(10),
   /** Reuse cached setup results (node_modules …) keyed by the lockfiles. */
   cache: z.boolean().default(true),
   force: z.boolean().default(false),
-});
+}).extend(backendOptionsShape());
 export type RunOptions = z.infer<typeof RunOptionsSchema>;
 
 export const SelfcheckOptionsSchema = RunOptionsSchema.extend({ write: z.boolean().default(false) });

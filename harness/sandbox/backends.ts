@@ -1,0 +1,42 @@
+import { bwrapBackend } from './bwrap/descriptor.js';
+import { dockerBackend } from './docker/descriptor.js';
+import { e2bBackend } from './e2b/descriptor.js';
+import { localBackend } from './host/descriptor.js';
+import type { z } from 'zod';
+import { RedgreenError } from '../errors.js';
+import type { BackendContext, BackendDescriptor, BackendFlag } from './registry.js';
+
+/** Every backend redgreen has. A new backend is a folder with a descriptor, and one line here. */
+export const BACKENDS: readonly BackendDescriptor[] = [localBackend, bwrapBackend, dockerBackend, e2bBackend];
+
+/** The backend of this name; a usage error listing the others when there is none. */
+export function backendNamed(name: string): BackendDescriptor {
+  const d = BACKENDS.find((b) => b.name === name);
+  if (!d) throw new RedgreenError('USAGE', `unknown backend "${name}"`, `backends: ${BACKENDS.map((b) => b.name).join(', ')}`);
+  return d;
+}
+
+/** Every backend's CLI flags, once each (backends speaking the same API share theirs). */
+export function backendFlags(): BackendFlag[] {
+  const byKey = new Map<string, BackendFlag>();
+  for (const f of BACKENDS.flatMap((b) => b.flags)) if (!byKey.has(f.key)) byKey.set(f.key, f);
+  return [...byKey.values()];
+}
+
+/**
+ * Every backend's option fields, for the run options schema. They are checked and carried at run
+ * time; statically a run knows none of them (each backend parses its own with its schema).
+ */
+export function backendOptionsShape(): Record<never, z.ZodType> {
+  return Object.assign({}, ...BACKENDS.map((b) => b.options.shape)) as Record<never, z.ZodType>;
+}
+
+/**
+ * `--backend auto`: the most isolating local backend that works here (never a remote service:
+ * that costs money and needs credentials). The local backend always works.
+ */
+export async function pickAuto(options: Record<string, unknown>, ctx: BackendContext): Promise<BackendDescriptor> {
+  const ranked = BACKENDS.filter((b) => !b.remote && b.autoRank !== undefined).sort((a, b) => b.autoRank! - a.autoRank!);
+  for (const d of ranked) if ((await d.probe(d.options.parse(options), ctx)).ok) return d;
+  return backendNamed('local');
+}

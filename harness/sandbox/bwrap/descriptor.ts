@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { gcHost } from '../host/descriptor.js';
+import { defineBackend, probeBy } from '../registry.js';
+
+const INSTALL = 'install bubblewrap (apt-get install -y bubblewrap) on a kernel that allows user namespaces';
+
+export const bwrapBackend = defineBackend({
+  name: 'bwrap',
+  summary: 'bubblewrap namespaces per command: no network, a read-only minimal host, cgroup limits',
+  isolating: true,
+  remote: false,
+  autoRank: 1,
+  options: z.object({}),
+  flags: [],
+  async create(_options, ctx) {
+    const { BwrapBackend } = await import('./backend.js');
+    const backend = new BwrapBackend({ passEnv: ctx.passEnv, cacheDir: ctx.cacheDir });
+    await backend.probe();
+    return backend;
+  },
+  async probe(_options, ctx) {
+    const { BwrapBackend } = await import('./backend.js');
+    return probeBy(() => new BwrapBackend({ passEnv: ctx.passEnv, cacheDir: ctx.cacheDir }).probe(), INSTALL);
+  },
+  gc: gcHost,
+});

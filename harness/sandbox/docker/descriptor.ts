@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { intFromCli } from '../../config/values.js';
+import { defineBackend, probeBy, type BackendFlag, type GcOutcome, type GcRequest } from '../registry.js';
+
+/** Shared with any backend that speaks the Docker Engine API (the same flag, the same meaning). */
+export const POOL_FLAG: BackendFlag = { flags: '--pool <n>', key: 'pool', description: 'docker, podman: containers kept started and ready', default: '0' };
+export const engineOptions = z.object({ pool: intFromCli(0, 256).default(0) });
+
+/** `redgreen gc` on an engine: what dead runs left (containers, volumes, build-stage images). */
+export async function gcEngine(request: GcRequest, engine: string): Promise<GcOutcome> {
+  const [{ dockerClient, engineAddress, pingEngine }, { collectGarbage }] = await Promise.all([import('./client.js'), import('./gc.js')]);
+  const docker = dockerClient();
+  await pingEngine(docker);
+  const r = await collectGarbage(docker, { allHosts: request.allHosts, dryRun: request.dryRun });
+  const verb = request.dryRun ? 'would remove' : 'removed';
+  const line = (i: (typeof r.removed)[number]) => `${i.kind} ${i.name} (run ${i.run}, owner ${i.owner})`;
+  const alive = r.kept.filter((k) => k.reason === 'alive').length;
+  const foreign = r.kept.length - alive;
+  return {
+    lines: [...r.removed.map((i) => `${verb} ${line(i)}`), ...r.failed.map((i) => `failed to remove ${line(i)}: ${i.error}`)],
+    summary: `${verb} ${r.removed.length} object(s); kept ${alive} of live runs${foreign ? `, ${foreign} of other hosts (--all-hosts removes those)` : ''}${r.failed.length ? `; ${r.failed.length} failed` : ''}`,
+    failed: r.failed.length,
+    json: { backend: engine, engine: engineAddress(), dryRun: request.dryRun, ...r },
+  };
+}
+
+export const dockerBackend = defineBackend({
+  name: 'docker',
+  summary: 'a container per sandbox through the Docker Engine API (DOCKER_HOST): no network, no capabilities, read-only root, limits',
+  isolating: true,
+  remote: false,
+  autoRank: 2,
+  options: engineOptions,
+  flags: [POOL_FLAG],
+  async create(options, ctx) {
+    const { DockerBackend } = await import('./backend.js');
+    return new DockerBackend({ passEnv: ctx.passEnv, pool: options.pool });
+  },
+  async probe() {
+    const { DockerBackend } = await import('./backend.js');
+    return probeBy(() => new DockerBackend().probe(), 'start a Docker engine (apt-get install -y docker.io; dockerd) and point DOCKER_HOST at it, then `redgreen image build`');
+  },
+  gc: (request) => gcEngine(request, 'docker'),
+});
