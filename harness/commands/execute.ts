@@ -14,11 +14,11 @@ import { RedgreenError } from '../errors.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { createBackend } from './backend.js';
 import { writeRunReports } from './report.js';
-import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
 import { gcHostSandboxes } from '../sandbox/host/gc.js';
 import { exitCodeFor } from './exit-code.js';
+import { RunSession } from './session.js';
 
 export interface ExecuteInput {
   mode: 'selfcheck' | 'run';
@@ -52,43 +52,32 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   const discovery = input.discovery ?? (await discoverFixtures(paths, input.ids));
   const resumed = input.resume ? await prepareResume(paths.transcriptsDir, input, discovery) : null;
   const runId = resumed?.state.runId ?? newRunId(input.mode, input.label);
-  const backend = await createBackend(options, paths);
-  // Leftovers of runs that were killed (kill -9, power loss): their processes and folders.
-  await gcHostSandboxes();
-  await backend.open?.(runId);
   const kept = resumed?.kept ?? new Map<string, FixtureResult>();
   const fixtures = discovery.fixtures.filter((f) => !kept.has(f.id));
   const broken = discovery.broken.filter((b) => !kept.has(b.id));
-  const writer = resumed
-    ? await TranscriptWriter.reopen(resumed.dir, resumed.state)
-    : await TranscriptWriter.open(paths.transcriptsDir, {
-        runId,
-        mode: input.mode,
-        backend: backend.name,
-        options: { concurrency: options.concurrency, repeat: options.repeat, ids: input.ids, subject: input.provider.subject, baseline: input.baseline ?? true },
-        fixtureIds: [...broken.map((b) => b.id), ...fixtures.map((f) => f.id)],
-        version: harnessVersion(),
-      });
-  if (kept.size) process.stderr.write(`resuming ${runId}: ${kept.size} fixture(s) kept, ${fixtures.length + broken.length} to run\n`);
-  const terminal = new TerminalReporter(fixtures.length + broken.length);
-  const patches = new PatchSaver(path.join(paths.reportsDir, runId, 'patches'));
-  const controller = new AbortController();
-  // One abort listener per running command: 64 at concurrency 64 is expected, not a leak.
-  setMaxListeners(0, controller.signal);
-  let interrupts = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
-    interrupts++;
-    if (interrupts > 1) process.exit(130);
-    process.stderr.write(`\n${sig}: stopping — destroying sandboxes and writing what finished (again to quit at once)\n`);
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
   const startedAt = resumed ? new Date(resumed.state.startedAt) : new Date();
-  let results: FixtureResult[] = [];
-  let unfinished: string[] = [];
-  try {
-    ({ results, unfinished } = await runFixtures({
+  const session = new RunSession('destroying sandboxes and writing what finished');
+  const ran = await session.run(async (s) => {
+    const backend = await s.step('backend', () => createBackend(options, paths), (b) => b?.close?.());
+    // Leftovers of runs that were killed (kill -9, power loss): their processes and folders.
+    await s.step('gc', () => gcHostSandboxes());
+    await s.step('open', () => backend.open?.(runId));
+    const writer = await s.step('transcript', () =>
+      resumed
+        ? TranscriptWriter.reopen(resumed.dir, resumed.state)
+        : TranscriptWriter.open(paths.transcriptsDir, {
+            runId,
+            mode: input.mode,
+            backend: backend.name,
+            options: { concurrency: options.concurrency, repeat: options.repeat, ids: input.ids, subject: input.provider.subject, baseline: input.baseline ?? true },
+            fixtureIds: [...broken.map((b) => b.id), ...fixtures.map((f) => f.id)],
+            version: harnessVersion(),
+          }),
+    );
+    if (kept.size) process.stderr.write(`resuming ${runId}: ${kept.size} fixture(s) kept, ${fixtures.length + broken.length} to run\n`);
+    const terminal = await s.step('progress', () => new TerminalReporter(fixtures.length + broken.length), (t) => t?.close());
+    const patches = await s.step('patches', () => new PatchSaver(path.join(paths.reportsDir, runId, 'patches')), (p) => p?.flush());
+    const outcome = await runFixtures({
       mode: input.mode,
       provider: input.provider,
       baseline: input.baseline ?? true,
@@ -98,7 +87,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       runId,
       concurrency: options.concurrency,
       repeat: options.repeat,
-      signal: controller.signal,
+      signal: s.signal,
       setupCache: options.cache ? new SetupCache(path.join(paths.cacheDir, 'setup')) : null,
       observer: {
         onFixtureStart: (id) => {
@@ -115,21 +104,18 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
           terminal.onFixtureEnd(id, r);
         },
       },
-    }));
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    terminal.close();
-    await backend.close?.();
-    await patches.flush();
-  }
+    });
+    return { ...outcome, writer, backendName: backend.name };
+  });
+  const { writer, unfinished } = ran;
+  let results = ran.results;
   if (kept.size) {
     // Back in the order of the fixture set, as an uninterrupted run reports them.
     const order = [...discovery.broken.map((b) => b.id), ...discovery.fixtures.map((f) => f.id)];
     const byId = new Map([...kept, ...results.map((r) => [r.fixtureId, r] as const)]);
     results = order.flatMap((id) => byId.get(id) ?? []);
   }
-  const interrupted = controller.signal.aborted;
+  const interrupted = session.interrupted;
   await writer.close(interrupted ? 'interrupted' : 'completed', unfinished);
   const finishedAt = new Date();
   const report: Report = {
@@ -137,7 +123,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     runId,
     mode: input.mode,
     subject: input.provider.subject,
-    backend: backend.name,
+    backend: ran.backendName,
     concurrency: options.concurrency,
     repeat: options.repeat,
     startedAt: startedAt.toISOString(),

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
 import { RunOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
@@ -8,6 +7,7 @@ import { renderRun } from '../transcripts/replay-render.js';
 import { verifyRun, type FixtureDrift } from '../transcripts/replay-verify.js';
 import { createBackend } from './backend.js';
 import { numberFromCli } from './compare.js';
+import { RunSession } from './session.js';
 
 export const ReplayOptionsSchema = RunOptionsSchema.extend({
   fixture: z.array(z.string().min(1)).default([]),
@@ -56,28 +56,20 @@ function printDrift(d: FixtureDrift): string {
 
 async function verify(run: TranscriptRun, ids: string[], options: ReplayOptions): Promise<number> {
   const paths = resolvePaths(options);
-  const backend = await createBackend(options, paths);
-  const controller = new AbortController();
-  setMaxListeners(0, controller.signal);
-  const onSignal = () => controller.abort();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  let outcome: Awaited<ReturnType<typeof verifyRun>>;
-  try {
-    await backend.open?.(`verify-${run.state.runId}`);
+  const session = new RunSession('destroying sandboxes');
+  const { outcome, backendName } = await session.run(async (s) => {
+    const backend = await s.step('backend', () => createBackend(options, paths), (b) => b?.close?.());
+    await s.step('open', () => backend.open?.(`verify-${run.state.runId}`));
     process.stderr.write(`verifying ${ids.length} fixture(s) of ${run.state.runId} (${run.state.mode}, recorded on ${run.state.backend}) on ${backend.name}\n`);
-    outcome = await verifyRun({ run, fixtureIds: ids, roots: paths, backend, concurrency: options.concurrency, signal: controller.signal });
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await backend.close?.();
-  }
+    const outcome = await verifyRun({ run, fixtureIds: ids, roots: paths, backend, concurrency: options.concurrency, signal: s.signal });
+    return { outcome, backendName: backend.name };
+  });
   const count = (s: FixtureDrift['status']) => outcome.fixtures.filter((d) => d.status === s).length;
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ runId: run.state.runId, mode: run.state.mode, recordedBackend: run.state.backend, backend: backend.name, drifted: count('drift'), fixtures: outcome.fixtures }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ runId: run.state.runId, mode: run.state.mode, recordedBackend: run.state.backend, backend: backendName, drifted: count('drift'), fixtures: outcome.fixtures }, null, 2)}\n`);
   } else {
     process.stdout.write(`${outcome.fixtures.map(printDrift).join('\n')}\n`);
-    process.stdout.write(`${count('same')} without drift, ${count('drift')} drifted, ${count('skipped')} skipped — replayed on ${backend.name}, recorded on ${run.state.backend}\n`);
+    process.stdout.write(`${count('same')} without drift, ${count('drift')} drifted, ${count('skipped')} skipped — replayed on ${backendName}, recorded on ${run.state.backend}\n`);
   }
   if (outcome.interrupted) return 130;
   return count('drift') ? 1 : 0;
