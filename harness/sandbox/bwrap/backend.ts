@@ -6,11 +6,11 @@ import { execa } from 'execa';
 import { PACKAGE_ROOT } from '../../config/paths.js';
 import { RedgreenError } from '../../errors.js';
 import { BWRAP_CACHE, BWRAP_HOME, BWRAP_SCRATCH, BWRAP_WORKSPACE, bwrapArgs, detectRuntimeRoots, type BwrapHost } from './args.js';
-import { DEFAULT_LIMITS, SandboxCgroup, type Limits } from '../host/cgroup.js';
+import { DEFAULT_LIMITS, MIB } from '../core/limits.js';
+import { SandboxCgroup, type Limits } from '../host/cgroup.js';
 import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from '../host/files.js';
-import { killTree, MARKER_VAR } from '../host/kill.js';
-import { runProcess } from '../host/process.js';
+import { MARKER_VAR } from '../core/kill-script.js';
 import { HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
@@ -118,18 +118,10 @@ class BwrapSandbox extends HostSandbox {
       '--',
       ...argv,
     ];
-    const limited = ['prlimit', `--fsize=${this.limits.fileSizeMb * 1024 * 1024}`, '--', ...inner];
+    const limited = ['prlimit', `--fsize=${this.limits.fileSizeMb * MIB}`, '--', ...inner];
     // The shell joins the sandbox's cgroup before exec'ing bubblewrap: every descendant is in it.
     const [file, ...args] = this.cgroup ? ['/bin/sh', '-c', `${this.cgroup.joinScript()} && exec "$@"`, 'sh', ...limited] : limited;
-    return this.track(runProcess(file!, args, {
-      cwd: this.root,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', [MARKER_VAR]: this.id },
-      timeoutMs: options.timeoutMs,
-      maxOutputBytes: options.maxOutputBytes,
-      onOutput: options.onOutput,
-      signal: options.signal,
-      killTree: (pgid) => killTree(pgid, this.id),
-    }));
+    return this.run(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' }, options);
   }
 
   protected override async release(): Promise<void> {

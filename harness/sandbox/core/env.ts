@@ -31,8 +31,9 @@ export const HOST_ENV_ALLOWLIST: readonly string[] = [
   'NO_PROXY',
 ];
 
-/** Variables that keep runner output plain and stable for parsing. */
-const QUIET_DEFAULTS: Record<string, string> = {
+/** Variables that keep runner output plain and stable for parsing, on every backend (remote ones too). */
+export const PLAIN_OUTPUT_ENV: Readonly<Record<string, string>> = {
+  LANG: 'C.UTF-8',
   NO_COLOR: '1',
   FORCE_COLOR: '0',
   PYTHONDONTWRITEBYTECODE: '1',
@@ -45,7 +46,7 @@ export function sandboxEnv(options: {
   fixed: Record<string, string>;
   extra?: Record<string, string>;
 }): Record<string, string> {
-  const env: Record<string, string> = { LANG: 'C.UTF-8', ...QUIET_DEFAULTS };
+  const env: Record<string, string> = { ...PLAIN_OUTPUT_ENV };
   for (const name of [...HOST_ENV_ALLOWLIST, ...(options.passEnv ?? [])]) {
     const v = options.host[name];
     if (v !== undefined) env[name] = v;

@@ -1,87 +1,17 @@
-import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import tar from 'tar-stream';
+import { RedgreenError } from '../../errors.js';
 import { SANDBOX_GID, SANDBOX_UID } from './config.js';
-import type { TreeEntry } from '../core/tree.js';
-import type { UploadStats } from '../core/types.js';
-
-/** Owned by the sandbox user: the engine extracts with the archive's owners, and commands must be able to write. */
-export const OWNER = { uid: SANDBOX_UID, gid: SANDBOX_GID, uname: '', gname: '' };
-
-export type Header = Parameters<tar.Pack['entry']>[0];
-
-export function entry(pack: tar.Pack, header: Header, body: Buffer | string = ''): Promise<void> {
-  return new Promise((resolve, reject) => {
-    pack.entry({ ...OWNER, mtime: new Date(), ...header }, body, (err) => (err ? reject(err) : resolve()));
-  });
-}
-
-/** Streams a body into one archive entry, with backpressure (tar-stream's sinks are streamx streams). */
-export async function streamEntry(pack: tar.Pack, header: Header, body: AsyncIterable<unknown>): Promise<void> {
-  let settle!: (err?: Error | null) => void;
-  const written = new Promise<void>((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
-  const sink = pack.entry({ ...OWNER, mtime: new Date(), ...header }, (err) => settle(err));
-  for await (const chunk of body) {
-    if (!sink.write(chunk)) await new Promise<void>((resolve) => sink.once('drain', () => resolve()));
-  }
-  sink.end(null);
-  await written;
-}
+import { buildTar, streamEntry, tarEntry, type TarHeader, type TarOwner } from '../core/tar.js';
 
 /**
- * One archive of a host tree listed by `walkTree` (so escaping symlinks were already refused),
- * streamed from disk. `pack` is the archive to send; `done` settles with the counts once every
- * file is in it, or with the first read error (the archive is then destroyed with it).
+ * What the Docker backend adds to core/tar.ts: archives it sends are owned by the sandbox user
+ * (the engine extracts with the archive's owners, and commands must be able to write); archives
+ * the engine sends back are read and released here. The setup cache's archives (what setup added
+ * to the workspace, kept between runs) are read out of one sandbox through the engine, and
+ * checked before they go into another, since what a setup produced is as untrusted as a patch.
  */
-export function packTree(entries: readonly TreeEntry[], hostDir: string): { pack: tar.Pack; done: Promise<UploadStats> } {
-  const pack = tar.pack();
-  const done = (async () => {
-    let files = 0;
-    let bytes = 0;
-    for (const e of entries) {
-      if (e.kind === 'dir') await entry(pack, { name: e.rel, type: 'directory', mode: e.mode });
-      else if (e.kind === 'symlink') {
-        await entry(pack, { name: e.rel, type: 'symlink', linkname: e.target, mode: 0o777 });
-        files++;
-      } else {
-        await streamEntry(pack, { name: e.rel, type: 'file', mode: e.mode, size: e.size }, createReadStream(path.join(hostDir, e.rel)));
-        files++;
-        bytes += e.size;
-      }
-    }
-    pack.finalize();
-    return { files, bytes };
-  })();
-  done.catch((err: unknown) => pack.destroy(err as Error));
-  return { pack, done };
-}
-
-export interface ArchiveFile {
-  /** Relative to the folder the archive is extracted in. */
-  rel: string;
-  content: Buffer | string;
-  mode: number;
-}
-
-/**
- * An archive of in-memory files. `dirs` are the missing parent folders to create first: listed
- * explicitly so they belong to the sandbox user (the engine would create them as root), and only
- * the missing ones, since extracting a folder entry resets an existing folder's mode.
- */
-export async function packFiles(files: readonly ArchiveFile[], dirs: readonly string[]): Promise<Buffer> {
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  pack.on('data', (c) => chunks.push(c as Buffer));
-  const finished = new Promise<void>((resolve, reject) => {
-    pack.once('end', resolve);
-    pack.once('error', reject);
-  });
-  for (const d of dirs) await entry(pack, { name: d, type: 'directory', mode: 0o755 });
-  for (const f of files) await entry(pack, { name: f.rel, type: 'file', mode: f.mode & 0o777 }, typeof f.content === 'string' ? Buffer.from(f.content) : f.content);
-  pack.finalize();
-  await finished;
-  return Buffer.concat(chunks);
-}
+export const OWNER: TarOwner = { uid: SANDBOX_UID, gid: SANDBOX_GID, uname: '', gname: '' };
 
 /** The content of the single regular file in an archive from the engine; null when it holds something else. */
 export async function readSingleFile(archive: NodeJS.ReadableStream): Promise<Buffer | null> {
@@ -104,4 +34,78 @@ export async function readSingleFile(archive: NodeJS.ReadableStream): Promise<Bu
 /** Closes an engine response that may not have been read to its end (its connection would stay open). */
 export function release(stream: NodeJS.ReadableStream): void {
   (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+}
+
+/** Copies one entry (header and body) from an archive being read into one being written. */
+async function copyEntry(pack: tar.Pack, header: TarHeader, body: AsyncIterable<unknown> & { resume(): unknown }): Promise<void> {
+  if (header.type === 'file') return streamEntry(pack, header, body);
+  body.resume();
+  return tarEntry(pack, header);
+}
+
+/**
+ * One archive of several workspace paths, from the engine's per-path archives (whose entries are
+ * named from the path's last component): entries are renamed relative to the workspace.
+ */
+export async function mergeArchives(parts: readonly { rel: string; open: () => Promise<NodeJS.ReadableStream> }[]): Promise<Buffer> {
+  return buildTar(async (pack) => {
+    // One at a time: an archive opened early would hold its connection until its turn.
+    for (const { rel, open } of parts) {
+      const archive = await open();
+      const extract = tar.extract();
+      archive.on('error', (e: Error) => extract.destroy(e));
+      archive.pipe(extract as unknown as NodeJS.WritableStream);
+      const dir = path.posix.dirname(rel);
+      const under = (n: string) => (dir === '.' ? n : `${dir}/${n}`);
+      try {
+        for await (const e of extract) {
+          const { name, type, linkname } = e.header;
+          // A hard link names its target from the archive's root, which moves with the entries.
+          await copyEntry(pack, { ...e.header, ...OWNER, name: under(name), ...(type === 'link' && linkname ? { linkname: under(linkname) } : {}) }, e);
+        }
+      } finally {
+        release(archive);
+      }
+    }
+  });
+}
+
+/** A relative, normalised archive path that stays inside its root, or null. */
+function inside(name: string): string | null {
+  const n = path.posix.normalize(name.replace(/\/+$/, ''));
+  return n === '.' || n === '' || path.posix.isAbsolute(n) || n === '..' || n.startsWith('../') ? null : n;
+}
+
+/**
+ * An untrusted archive (the setup cache's) checked entry by entry and repacked, owned by the
+ * sandbox user: no absolute or `..` path, links only to inside the archive's root, nothing
+ * written through a symlink it created. The engine's own extraction is confined to the
+ * container, but without these checks it could still write into the container's read-only root.
+ */
+export async function checkedArchive(data: Buffer): Promise<Buffer> {
+  return buildTar((pack) => checkEntries(data, pack));
+}
+
+async function checkEntries(data: Buffer, pack: tar.Pack): Promise<void> {
+  const extract = tar.extract();
+  extract.end(data);
+  const symlinks: string[] = [];
+  const refuse = (name: string, why: string): never => {
+    throw new RedgreenError('SANDBOX_PATH_UNSAFE', `archive entry ${JSON.stringify(name)} ${why}`);
+  };
+  for await (const e of extract) {
+    const { name, type, linkname } = e.header;
+    const rel = inside(name) ?? refuse(name, 'is outside the workspace');
+    if (symlinks.some((s) => rel.startsWith(`${s}/`))) refuse(name, 'goes through a symlink');
+    if (type === 'symlink') {
+      if (!linkname || path.posix.isAbsolute(linkname) || !inside(path.posix.join(path.posix.dirname(rel), linkname))) refuse(name, 'links outside the workspace');
+      symlinks.push(rel);
+    } else if (type === 'link') {
+      if (!linkname || !inside(linkname)) refuse(name, 'links outside the workspace');
+    } else if (type !== 'file' && type !== 'directory') {
+      e.resume();
+      continue; // devices and fifos are no part of a setup's result
+    }
+    await copyEntry(pack, { ...e.header, ...OWNER, name: rel }, e);
+  }
 }

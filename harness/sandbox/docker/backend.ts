@@ -3,15 +3,16 @@ import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { hostCaBundles, type CaBundles } from './ca.js';
 import { dockerClient, engineFailure, pingEngine } from './client.js';
-import { containerOptions, DEFAULT_LIMITS, HOME_DIR, objectName, SCRATCH_DIR, volumeNames, WORKDIR, type DockerLimits } from './config.js';
+import { containerOptions, dockerLimits, HOME_DIR, objectName, SCRATCH_DIR, volumeNames, WORKDIR, type DockerLimits } from './config.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
 import { LABEL, ownerLabels, type Role } from './labels.js';
 import { resolveSetupNetwork } from './network.js';
-import { WarmPool } from './pool.js';
 import { DockerSandbox, type PreparedContainer } from './sandbox.js';
 import { sandboxEnv } from '../core/env.js';
-import { MARKER_VAR } from '../host/kill.js';
+import { DEFAULT_LIMITS } from '../core/limits.js';
+import { WarmPool } from '../core/warm-pool.js';
+import { MARKER_VAR } from '../core/kill-script.js';
 import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
 export interface DockerBackendOptions {
@@ -59,7 +60,7 @@ export class DockerBackend implements SandboxBackend {
   constructor(private readonly options: DockerBackendOptions = {}) {
     this.docker = options.docker ?? dockerClient();
     this.defaultImage = options.image ?? DEFAULT_IMAGE;
-    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.limits = { ...dockerLimits(DEFAULT_LIMITS), ...options.limits };
     this.runId = options.runId ?? 'adhoc';
   }
 
@@ -86,7 +87,9 @@ export class DockerBackend implements SandboxBackend {
     await this.image(this.defaultImage);
     const size = this.options.pool ?? 0;
     if (size > 0) {
-      const pool = new WarmPool(size, () => this.prepare(this.defaultImage, this.runId, '', 'pool'), (p) => this.discard(p));
+      // A fixture that finds none ready creates its own (take()); three failed creations in a row
+      // mean a broken engine or image, so refills stop there.
+      const pool = new WarmPool<PreparedContainer>({ size, make: () => this.prepare(this.defaultImage, this.runId, '', 'pool'), discard: (p) => this.discard(p), maxFailures: 3 });
       await pool.fill();
       if (!pool.available) {
         await pool.drain();

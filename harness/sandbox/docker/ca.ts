@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { packFiles } from './archive.js';
+import { OWNER } from './archive.js';
+import { packFiles, type TarFile } from '../core/tar.js';
 import { SCRATCH_DIR } from './config.js';
 
 /**
@@ -23,7 +24,7 @@ export interface CaBundles {
 export async function hostCaBundles(host: NodeJS.ProcessEnv): Promise<CaBundles> {
   const byHostPath = new Map<string, string>();
   const env: Record<string, string> = {};
-  const files: { rel: string; content: Buffer; mode: number }[] = [];
+  const files: TarFile[] = [];
   for (const name of CA_FILE_VARS) {
     const hostPath = host[name];
     if (!hostPath || !path.isAbsolute(hostPath)) continue;
@@ -32,11 +33,11 @@ export async function hostCaBundles(host: NodeJS.ProcessEnv): Promise<CaBundles>
       const content = await readFile(hostPath).catch(() => null);
       if (!content) continue;
       const rel = `${CA_DIR}/${files.length}-${path.basename(hostPath)}`;
-      files.push({ rel, content, mode: 0o644 });
+      files.push({ name: rel, content, mode: 0o644 });
       inside = `${SCRATCH_DIR}/${rel}`;
       byHostPath.set(hostPath, inside);
     }
     env[name] = inside;
   }
-  return { env, archive: files.length ? await packFiles(files, [CA_DIR]) : null };
+  return { env, archive: files.length ? await packFiles(files, { owner: OWNER, dirs: [CA_DIR] }) : null };
 }

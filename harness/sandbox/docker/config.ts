@@ -1,4 +1,5 @@
 import type Docker from 'dockerode';
+import { MIB, type SandboxLimits } from '../core/limits.js';
 
 /**
  * Where things are inside a Docker sandbox — the same paths as the bubblewrap backend's, so
@@ -36,12 +37,10 @@ export interface DockerLimits {
   tmpBytes: number;
 }
 
-export const DEFAULT_LIMITS: DockerLimits = {
-  memoryBytes: 4 * 1024 ** 3, // as the bwrap backend
-  cpus: 2,
-  pids: 1024,
-  tmpBytes: 512 * 1024 ** 2,
-};
+/** The shared limits (core/limits.ts) in the units the Engine API takes. */
+export function dockerLimits(l: SandboxLimits): DockerLimits {
+  return { memoryBytes: l.memoryMb * MIB, cpus: l.cpus, pids: l.pids, tmpBytes: l.tmpMb * MIB };
+}
 
 export interface ContainerPlan {
   name: string;

@@ -3,48 +3,25 @@ import type Docker from 'dockerode';
 import { engineFailure, envList } from './client.js';
 import { SANDBOX_USER } from './config.js';
 import { ExecOutput, stopper } from './stream.js';
+import { EXEC_MARKER_VAR, REAP_FUNCTION } from '../core/kill-script.js';
 import type { ExecResult, OutputStream } from '../core/types.js';
-
-/** Every process one exec starts carries `REDGREEN_EXEC=<random>`; it survives setsid and double forks. */
-export const EXEC_MARKER = 'REDGREEN_EXEC';
-
-/**
- * Kills every process whose environment holds marker $1, except pid $2, until a scan finds none
- * (a process may fork between a scan and its kill). Bounded, so a fork bomb cannot pin it: it
- * then fails (as it does when it cannot fork), and the caller stops the whole container. Plain
- * sh and grep, so any image with a shell works; /proc here is the container's own.
- */
-const REAP = `reap() {
-  i=0
-  while [ $i -lt 50 ]; do
-    found=
-    for f in $(grep -lsz "^${EXEC_MARKER}=$1\\$" /proc/[0-9]*/environ); do
-      p=\${f#/proc/}; p=\${p%/environ}
-      [ "$p" = "$2" ] && continue
-      kill -9 "$p" 2>/dev/null && found=1
-    done
-    [ -n "$found" ] || return 0
-    i=$((i+1))
-  done
-  return 1
-}`;
 
 /**
  * Runs "$@" and, once it exits, kills whatever it left behind: no process outlives the command
  * that started it, and a stray daemon cannot hold the output stream open. A cancel file written
  * by the killer before it scans closes the race with an exec whose process had not started yet.
  */
-const WRAPPER = `${REAP}
-m=$${EXEC_MARKER}
+const WRAPPER = `${REAP_FUNCTION}
+m=$${EXEC_MARKER_VAR}
 [ -e "/tmp/.redgreen-cancel-$m" ] && exit 137
 "$@"
 c=$?
-unset ${EXEC_MARKER}
+unset ${EXEC_MARKER_VAR}
 reap "$m" $$
 exit $c`;
 
 /** Run from a second exec (without the marker) to stop a running one with its whole tree. */
-const KILLER = `${REAP}
+const KILLER = `${REAP_FUNCTION}
 : > "/tmp/.redgreen-cancel-$1" 2>/dev/null
 reap "$1" ""`;
 
@@ -97,7 +74,7 @@ export async function containerExec(docker: Docker, container: Docker.Container,
   try {
     exec = await container.exec({
       Cmd: wrapped(req.argv),
-      Env: envList({ ...req.env, [EXEC_MARKER]: marker }),
+      Env: envList({ ...req.env, [EXEC_MARKER_VAR]: marker }),
       WorkingDir: req.cwd,
       User: SANDBOX_USER,
       AttachStdin: false,

@@ -1,13 +1,12 @@
 import type Docker from 'dockerode';
 import { describeError } from '../../errors.js';
+import { keepReason, sweep, type GcOptions, type KeepReason } from '../core/gc.js';
+import { labelledLiveness } from '../core/owner.js';
 import { engineFailure, statusOf } from './client.js';
-import { LABEL, ownerLiveness, type Liveness } from './labels.js';
+import { LABEL } from './labels.js';
 
-export interface GcOptions {
-  /** Also remove objects made from other hosts (a shared remote engine): their owners cannot be checked from here. */
-  allHosts?: boolean;
-  /** Only list what would be removed. */
-  dryRun?: boolean;
+/** The shared options, and what only an engine's sweep of one backend session needs. */
+export interface EngineGcOptions extends GcOptions {
   /** Only objects carrying these labels (e.g. one backend session at the end of its run). */
   match?: Record<string, string>;
   /** Remove matching objects even if their owner is alive (a run sweeping its own session). */
@@ -23,8 +22,8 @@ export interface GcItem {
 
 export interface GcReport {
   removed: GcItem[];
-  /** Objects of runs that are still alive, or of other hosts. */
-  kept: (GcItem & { reason: Liveness })[];
+  /** Objects of runs that are still alive, of other hosts, or of runs the options spare. */
+  kept: (GcItem & { reason: KeepReason })[];
   failed: (GcItem & { error: string })[];
 }
 
@@ -37,28 +36,20 @@ function itemOf(kind: GcItem['kind'], name: string, labels: Record<string, strin
  * Removes every container and volume labelled by redgreen whose run is not alive (its process is
  * gone, or its pid now belongs to another process), and build-stage images left by an
  * interrupted `image build`. Containers go first, so the volumes they held can then be removed.
+ * With `o.runIds`, objects of other runs are not even listed (a label filter cannot say "one of").
  */
-export async function collectGarbage(docker: Docker, o: GcOptions = {}): Promise<GcReport> {
+export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): Promise<GcReport> {
   const filters = [LABEL.run, ...Object.entries(o.match ?? {}).map(([k, v]) => `${k}=${v}`)];
   const report: GcReport = { removed: [], kept: [], failed: [] };
-  const doomed = (labels: Record<string, string> | undefined): Liveness | null => {
-    if (o.ignoreLiveness) return null;
-    const alive = ownerLiveness(labels);
-    if (alive === 'dead' || (alive === 'other-host' && o.allHosts)) return null;
-    return alive;
-  };
-  const sweep = async (item: GcItem, labels: Record<string, string> | undefined, remove: () => Promise<unknown>) => {
-    const keep = doomed(labels);
-    if (keep) return void report.kept.push({ ...item, reason: keep });
-    if (o.dryRun) return void report.removed.push(item);
-    try {
-      await remove();
-      report.removed.push(item);
-    } catch (e) {
-      // Removed meanwhile by its own run: that is what we wanted.
-      if (statusOf(e) === 404) report.removed.push(item);
-      else report.failed.push({ ...item, error: describeError(e) });
-    }
+  const sweepOne = async (item: GcItem, labels: Record<string, string> | undefined, remove: () => Promise<unknown>) => {
+    const run = labels?.[LABEL.run] ?? '';
+    if (o.runIds && !o.runIds.includes(run)) return;
+    const keep = o.ignoreLiveness ? null : keepReason(run, () => labelledLiveness(labels), o);
+    // Removed meanwhile by its own run: that is what we wanted.
+    const r = await sweep(keep, o, remove, (e) => statusOf(e) === 404);
+    if ('kept' in r) report.kept.push({ ...item, reason: r.kept });
+    else if ('removed' in r) report.removed.push(item);
+    else report.failed.push({ ...item, error: describeError(r.failed) });
   };
 
   let containers: Docker.ContainerInfo[];
@@ -70,7 +61,7 @@ export async function collectGarbage(docker: Docker, o: GcOptions = {}): Promise
     throw engineFailure('list containers', e);
   }
   await Promise.all(
-    containers.map((c) => sweep(itemOf('container', c.Names[0]?.replace(/^\//, '') ?? c.Id, c.Labels), c.Labels, () => docker.getContainer(c.Id).remove({ force: true }))),
+    containers.map((c) => sweepOne(itemOf('container', c.Names[0]?.replace(/^\//, '') ?? c.Id, c.Labels), c.Labels, () => docker.getContainer(c.Id).remove({ force: true }))),
   );
   try {
     volumes = (await docker.listVolumes({ filters: { label: filters } })).Volumes ?? [];
@@ -78,10 +69,10 @@ export async function collectGarbage(docker: Docker, o: GcOptions = {}): Promise
   } catch (e) {
     throw engineFailure('list volumes and images', e);
   }
-  await Promise.all(volumes.map((v) => sweep(itemOf('volume', v.Name, v.Labels ?? undefined), v.Labels ?? undefined, () => docker.getVolume(v.Name).remove())));
+  await Promise.all(volumes.map((v) => sweepOne(itemOf('volume', v.Name, v.Labels ?? undefined), v.Labels ?? undefined, () => docker.getVolume(v.Name).remove())));
   for (const img of images) {
     for (const tag of img.RepoTags?.length ? img.RepoTags : [img.Id]) {
-      await sweep(itemOf('image', tag, img.Labels), img.Labels, () => docker.getImage(tag).remove());
+      await sweepOne(itemOf('image', tag, img.Labels), img.Labels, () => docker.getImage(tag).remove());
     }
   }
   return report;

@@ -1,9 +1,10 @@
 import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
-import { packFiles } from './archive.js';
+import { OWNER } from './archive.js';
 import { engineFailure, statusOf } from './client.js';
 import { LAYOUT_LABEL, LAYOUT_VERSION, VOLUME_MOUNTS } from './config.js';
 import { LABEL, ownerLabels } from './labels.js';
+import { packFiles } from '../core/tar.js';
 
 /**
  * The default runtime image, built locally by `redgreen image build` (no registry involved).
@@ -83,7 +84,7 @@ async function withLayout(docker: Docker, base: ImageInfo): Promise<ImageInfo> {
     const labels = { [LABEL.run]: 'image-layout', [LABEL.role]: 'image-build', ...ownerLabels() };
     container = await docker.createContainer({ Image: base.ref, Entrypoint: ['/bin/sh'], Cmd: [], Labels: labels, HostConfig: { NetworkMode: 'none' } });
     // Only the mount points themselves: an entry for an existing parent (/home) would change its owner.
-    await container.putArchive(await packFiles([], VOLUME_MOUNTS.map(([mount]) => mount.slice(1))), { path: '/' });
+    await container.putArchive(await packFiles([], { owner: OWNER, dirs: VOLUME_MOUNTS.map(([mount]) => mount.slice(1)) }), { path: '/' });
     const [repo, tag] = ref.split(':') as [string, string];
     await container.commit({ repo, tag, changes: [`LABEL ${LAYOUT_LABEL}=${LAYOUT_VERSION} ${LABEL.role}=layout-image`] });
   } catch (e) {

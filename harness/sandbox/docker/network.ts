@@ -2,7 +2,8 @@ import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { engineFailure, envList } from './client.js';
 import { containerOptions, SANDBOX_USER, type ContainerPlan } from './config.js';
-import { EXEC_MARKER, newMarker, wrapped, type CommandRequest } from './exec.js';
+import { newMarker, wrapped, type CommandRequest } from './exec.js';
+import { EXEC_MARKER_VAR } from '../core/kill-script.js';
 import { ExecOutput, stopper } from './stream.js';
 import type { ExecResult } from '../core/types.js';
 
@@ -40,7 +41,7 @@ export async function runWithNetwork(docker: Docker, req: NetworkRunRequest): Pr
   let container: Docker.Container;
   try {
     container = await docker.createContainer(
-      containerOptions({ ...req.plan, user: SANDBOX_USER, cmd: wrapped(req.argv), env: envList({ ...req.env, [EXEC_MARKER]: newMarker() }), workingDir: req.cwd }),
+      containerOptions({ ...req.plan, user: SANDBOX_USER, cmd: wrapped(req.argv), env: envList({ ...req.env, [EXEC_MARKER_VAR]: newMarker() }), workingDir: req.cwd }),
     );
   } catch (e) {
     throw engineFailure('create setup container', e);

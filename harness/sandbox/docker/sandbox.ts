@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
-import { packFiles, packTree, readSingleFile } from './archive.js';
-import { checkedArchive, mergeArchives } from './cache-archive.js';
+import { checkedArchive, mergeArchives, OWNER, readSingleFile } from './archive.js';
 import { engineFailure, statusOf } from './client.js';
 import { SCRATCH_DIR, volumeNames, WORKDIR, type ContainerPlan } from './config.js';
 import { containerExec, execSimple } from './exec.js';
 import { LABEL } from './labels.js';
 import { runWithNetwork } from './network.js';
 import { assertNoSymlink, fsError, insideRoots, type InsidePath, type PathCheck } from './paths.js';
+import { packFiles, packTree } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -111,7 +111,7 @@ export class DockerSandbox implements Sandbox {
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
     const entries = await walkTree(hostDir, options);
-    const { pack, done } = packTree(entries, hostDir);
+    const { pack, done } = packTree(hostDir, entries, { owner: OWNER });
     try {
       const [stats] = await Promise.all([done, this.c.container.putArchive(pack as unknown as NodeJS.ReadableStream, { path: WORKDIR })]);
       return stats;
@@ -133,7 +133,7 @@ export class DockerSandbox implements Sandbox {
       const mine = resolved.filter((r) => r.target.root === root);
       if (!mine.length) continue;
       const dirs = [...new Set(mine.flatMap((r) => r.missing))].sort((a, b) => a.split('/').length - b.split('/').length);
-      const archive = await packFiles(mine.map((r) => ({ rel: r.target.rel, content: r.f.content, mode: r.f.mode ?? 0o644 })), dirs);
+      const archive = await packFiles(mine.map((r) => ({ name: r.target.rel, content: r.f.content, mode: (r.f.mode ?? 0o644) & 0o777 })), { owner: OWNER, dirs });
       try {
         await this.c.container.putArchive(archive, { path: root });
       } catch (e) {

@@ -6,11 +6,11 @@ import { createSandbox, killQuietly, type Created, type CreationStats, type Crea
 import { remoteEnv } from './env.js';
 import { isAuthFailure } from './errors.js';
 import { gcSandboxes, killById, listLabelled, runMetadata, SESSION_KEY, type GcReport } from './gc.js';
-import { CreationLimiter, DEFAULT_LIMITS, type LimiterOptions, type LimiterStats } from './limiter.js';
-import { WarmPool } from './pool.js';
+import { CreationLimiter, DEFAULT_CREATION_RATE, type LimiterOptions, type LimiterStats } from './limiter.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 import { E2BSandbox, type E2BSandboxContext } from './sandbox.js';
 import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+import { WarmPool } from '../core/warm-pool.js';
 
 export interface E2BBackendOptions {
   /** Template name or id; without it, a fixture's `image` is used as the template. */
@@ -73,7 +73,7 @@ export class E2BBackend implements SandboxBackend {
   private readonly live = new Set<E2BSandbox>();
   /** Sandboxes whose kill failed: tried again at close(); their E2B timeout is the last resort. */
   private readonly unconfirmed = new Set<string>();
-  private pool: WarmPool | null = null;
+  private pool: WarmPool<Created> | null = null;
   private closing: Promise<void> | null = null;
   private readonly lifetimeMs: number;
   private readonly requestTimeoutMs: number;
@@ -82,7 +82,7 @@ export class E2BBackend implements SandboxBackend {
     this.lifetimeMs = o.lifetimeMs ?? 300_000;
     this.requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
     this.connection = e2bConnection(o);
-    this.limiter = new CreationLimiter({ ...DEFAULT_LIMITS, ...o.limits });
+    this.limiter = new CreationLimiter({ ...DEFAULT_CREATION_RATE, ...o.limits });
     this.breaker = new CircuitBreaker({ ...DEFAULT_BREAKER, ...o.breaker });
   }
 
@@ -95,10 +95,20 @@ export class E2BBackend implements SandboxBackend {
     else this.unconfirmed.add(sdk.sandboxId);
   }
 
-  private warmPool(runId: string): WarmPool | null {
+  /**
+   * The warm pool: a fixture that finds no sandbox ready waits for one already on its way (the
+   * service limits how fast sandboxes are made); one idle for half its E2B timeout is discarded,
+   * since its timeout is not renewed while it waits.
+   */
+  private warmPool(runId: string): WarmPool<Created> | null {
     if (!this.o.warm || !this.o.template) return null;
     const template = this.o.template;
-    this.pool ??= new WarmPool(this.o.warm, () => createSandbox(this.creator, template, runMetadata(runId, this.session)), (c: Created) => this.kill(c.sdk), this.lifetimeMs / 2);
+    this.pool ??= new WarmPool({
+      size: this.o.warm,
+      make: () => createSandbox(this.creator, template, runMetadata(runId, this.session)),
+      discard: (c) => this.kill(c.sdk),
+      maxIdleMs: this.lifetimeMs / 2,
+    });
     return this.pool;
   }
 
@@ -112,7 +122,7 @@ export class E2BBackend implements SandboxBackend {
       // A service that cannot list is no reason not to run; its orphans still die by their timeout.
       report = { listed: 0, killed: [], kept: [], failed: [], error: describeError(e) };
     }
-    this.warmPool(runId)?.fill();
+    void this.warmPool(runId)?.fill();
     return report;
   }
 
@@ -125,7 +135,7 @@ export class E2BBackend implements SandboxBackend {
     if (this.closing) throw new RedgreenError('SANDBOX_FAILED', 'e2b: the backend is closed (the run is ending)');
     const template = this.o.template ?? spec.image;
     if (!template) throw new RedgreenError('USAGE', 'the e2b backend needs a template', 'pass --template <name or id> (or set `image` in the fixture)');
-    const warm = template === this.o.template ? await this.warmPool(spec.runId)?.take() : undefined;
+    const warm = template === this.o.template ? await this.warmPool(spec.runId)?.next() : undefined;
     const made = warm ?? (await createSandbox(this.creator, template, runMetadata(spec.runId, this.session)));
     const context: E2BSandboxContext = {
       user: this.o.user,

@@ -10,8 +10,6 @@ import { HELPER_PATH, helperScript, rootCommand } from './script.js';
 export interface Created {
   sdk: SdkSandbox;
   root: string;
-  /** performance.now() at creation: a warm sandbox idle for too long is near its E2B timeout. */
-  createdAt: number;
 }
 
 export interface CreationStats {
@@ -87,7 +85,7 @@ export async function createSandbox(d: CreatorDeps, template: string, metadata: 
       const root = await initialise(d, sdk);
       d.breaker.success();
       d.stats.created++;
-      return { sdk, root, createdAt: performance.now() };
+      return { sdk, root };
     } catch (e) {
       d.stats.failedAttempts++;
       d.breaker.failure(e);

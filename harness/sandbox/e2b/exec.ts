@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { constants as osc } from 'node:os';
 import { CommandExitError, type CommandHandle, type Sandbox as SdkSandbox } from 'e2b';
 import { sandboxFailure } from './errors.js';
-import { EXEC_MARKER_VAR } from './script.js';
+import { EXEC_MARKER_VAR } from '../core/kill-script.js';
 import { CappedOutput } from '../core/output.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../core/output.js';
 import type { ExecOptions, ExecResult } from '../core/types.js';

@@ -10,7 +10,8 @@ export interface LimiterOptions {
   maxInFlight: number;
 }
 
-export const DEFAULT_LIMITS: LimiterOptions = { ratePerSec: 10, burst: 10, maxInFlight: 16 };
+/** Not a sandbox's size (core/limits.ts): how fast the service is asked for sandboxes. */
+export const DEFAULT_CREATION_RATE: LimiterOptions = { ratePerSec: 10, burst: 10, maxInFlight: 16 };
 
 export interface LimiterStats {
   granted: number;
@@ -34,7 +35,7 @@ export class CreationLimiter {
   private readonly queue: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly o: LimiterOptions = DEFAULT_LIMITS) {
+  constructor(private readonly o: LimiterOptions = DEFAULT_CREATION_RATE) {
     this.tokens = o.burst;
   }
 

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { CommandExitError, NotFoundError, type Sandbox as SdkSandbox } from 'e2b';
 import { RedgreenError } from '../../errors.js';
-import { packFiles, packTree } from './archive.js';
 import { sandboxFailure } from './errors.js';
 import { remoteExec } from './exec.js';
 import { helperCommand, HELPER_NO_SUCH_FILE, HELPER_UNSAFE_PATH } from './script.js';
+import { packFiles, packTreeBuffer } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -133,8 +133,10 @@ export class E2BSandbox implements Sandbox {
   }
 
   /**
-   * Unpacks one archive inside the sandbox; the helper refuses symlinked paths. A small archive
-   * travels inside the command itself (one request); a bigger one is uploaded first.
+   * Unpacks one archive inside the sandbox, so an upload costs one or two requests whatever the
+   * number of files; the helper refuses symlinked paths. Member names are relative to the
+   * sandbox's root folder (`workspace/…`, `scratch/…`), the only places the helper unpacks to.
+   * A small archive travels inside the command itself (one request); a bigger one is uploaded first.
    */
   private async put(archive: Buffer): Promise<void> {
     if (archive.length <= INLINE_ARCHIVE_BYTES) {
@@ -156,7 +158,7 @@ export class E2BSandbox implements Sandbox {
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
-    const { archive, stats } = await packTree(await walkTree(hostDir, options), hostDir, 'workspace');
+    const { archive, stats } = await packTreeBuffer(hostDir, await walkTree(hostDir, options), { prefix: 'workspace' });
     await this.put(archive);
     return stats;
   }

@@ -1,13 +1,12 @@
+import { EXEC_MARKER_VAR, REAP_FUNCTION } from '../core/kill-script.js';
+
 /**
  * The small POSIX-sh helper the e2b backend installs in every sandbox (once, at creation) and the
  * command lines that call it. Doing these steps inside the sandbox keeps each one a single request:
  * unpacking an archive, refusing paths through symlinks, reading a file, and killing every process
  * one command started (it survives setsid and re-parenting, because the marker is in the
- * environment every descendant inherits — the same idea as the local backend's kill.ts).
+ * environment every descendant inherits: core/kill-script.ts, shared with the Docker backend).
  */
-
-/** Every process of one remote command carries `REDGREEN_EXEC=<marker>` in its environment. */
-export const EXEC_MARKER_VAR = 'REDGREEN_EXEC';
 
 /** Exit codes of the helper the backend tells apart. */
 export const HELPER_UNSAFE_PATH = 3;
@@ -18,7 +17,7 @@ export function q(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-const HELPER = `# redgreen helper (harness/sandbox/e2b-script.ts); R is the folder holding bin/, workspace/, scratch/
+const HELPER = `# redgreen helper (harness/sandbox/e2b/script.ts); R is the folder holding bin/, workspace/, scratch/
 R=\${0%/bin/rg}
 op=$1; shift
 [ -d "$R/scratch" ] || mkdir -p "$R/workspace" "$R/scratch" || exit 1
@@ -37,6 +36,8 @@ safe() {
   done
 }
 
+${REAP_FUNCTION}
+
 case $op in
 run)
   # run <cwd> argv...: the command, then whatever it left behind is killed (spare this shell).
@@ -49,15 +50,7 @@ run)
   exit $code ;;
 kill)
   # kill <marker> [spare-pid]: SIGKILL every process carrying the marker until none is left.
-  i=0
-  while [ $i -lt 100 ]; do
-    pids=$(grep -lzx "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ 2>/dev/null | sed -e 's,^/proc/,,' -e 's,/environ$,,' | grep -vx "\${2:-none}")
-    [ -z "$pids" ] && exit 0
-    kill -9 $pids 2>/dev/null
-    i=$((i + 1))
-  done
-  echo "redgreen: processes marked $1 survive SIGKILL" >&2
-  exit 1 ;;
+  reap "$1" "$2"; exit $? ;;
 put|put64)
   # put <archive> | put64 <base64 archive>: unpack into R after checking every member path.
   if [ "$op" = put64 ]; then a=$R/.upload-$$.tar; printf '%s' "$1" | base64 -d >"$a" || exit 1; else a=$1; fi

@@ -1,17 +1,10 @@
 import { existsSync } from 'node:fs';
 import { access, constants, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { MIB, type SandboxLimits } from '../core/limits.js';
 
-export interface Limits {
-  /** Memory for everything in the sandbox, in MiB. */
-  memoryMb: number;
-  /** Processes and threads at once. */
-  pids: number;
-  /** Largest file a process may write, in MiB (RLIMIT_FSIZE). */
-  fileSizeMb: number;
-}
-
-export const DEFAULT_LIMITS: Limits = { memoryMb: 4096, pids: 1024, fileSizeMb: 1024 };
+/** What a host sandbox can enforce of the shared limits (core/limits.ts). */
+export type Limits = Pick<SandboxLimits, 'memoryMb' | 'pids' | 'fileSizeMb'>;
 
 const V1 = '/sys/fs/cgroup';
 
@@ -31,7 +24,7 @@ export class SandboxCgroup {
       if (!v2.includes('memory') || !v2.includes('pids') || !(await writable(V1))) return null;
       const dir = path.join(V1, name);
       if (!(await mkdir(dir).then(() => true, () => false))) return null;
-      await writeFile(path.join(dir, 'memory.max'), String(limits.memoryMb * 1024 * 1024));
+      await writeFile(path.join(dir, 'memory.max'), String(limits.memoryMb * MIB));
       await writeFile(path.join(dir, 'pids.max'), String(limits.pids));
       return new SandboxCgroup([dir]);
     }
@@ -44,7 +37,7 @@ export class SandboxCgroup {
         await mkdir(d);
         made.push(d);
       }
-      await writeFile(path.join(mem, 'memory.limit_in_bytes'), String(limits.memoryMb * 1024 * 1024));
+      await writeFile(path.join(mem, 'memory.limit_in_bytes'), String(limits.memoryMb * MIB));
       await writeFile(path.join(pids, 'pids.max'), String(limits.pids));
       return new SandboxCgroup(made);
     } catch {

@@ -1,54 +1,62 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { keepReason, sweep, type GcOptions } from '../core/gc.js';
+import { currentOwner, liveness, type Owner } from '../core/owner.js';
 import { SandboxCgroup } from './cgroup.js';
 import { killTree } from './kill.js';
 
 const OWNER = 'owner.json';
 
-interface Owner {
-  pid: number;
+interface OwnerFile extends Owner {
   sandboxId: string;
   runId: string;
 }
 
 /** Marks a host sandbox folder with the harness process that owns it, for `gc` after a kill -9. */
 export function writeOwner(root: string, sandboxId: string, runId: string): Promise<void> {
-  const owner: Owner = { pid: process.pid, sandboxId, runId };
+  const owner: OwnerFile = { ...currentOwner(), sandboxId, runId };
   return writeFile(path.join(root, OWNER), JSON.stringify(owner));
 }
 
-function alive(pid: number): boolean {
+/**
+ * The owner.json of a sandbox folder; null when there is none (not ours, or still being created)
+ * or it is not readable. Older redgreen versions wrote only the pid: such a folder is this host's
+ * (it is in this host's temp folder) and is judged by its pid alone.
+ */
+async function readOwner(root: string): Promise<OwnerFile | null> {
+  const raw = await readFile(path.join(root, OWNER), 'utf8').catch(() => null);
+  if (raw === null) return null;
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    const o = JSON.parse(raw) as Partial<OwnerFile>;
+    return { host: o.host ?? currentOwner().host, pid: Number(o.pid), start: o.start ?? '', sandboxId: o.sandboxId ?? '', runId: o.runId ?? '' };
+  } catch {
+    return null;
   }
 }
 
+/** Kills the processes still carrying the sandbox's marker, then deletes its cgroup and folder. */
+async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
+  await killTree(undefined, owner.sandboxId);
+  await SandboxCgroup.existing(`redgreen-${owner.sandboxId}`).remove();
+  await rm(root, { recursive: true, force: true });
+}
+
 /**
- * Removes host sandboxes (local, bwrap, staging copies) whose harness process is gone: kills the
- * processes still carrying their marker, then deletes the folder. Returns what it removed.
+ * Removes host sandboxes (local, bwrap, staging copies) whose harness process is gone (or, with
+ * `o.runIds`, those of the runs named). Returns the folders it removed (or would, on a dry run).
  */
-export async function gcHostSandboxes(baseDir: string = os.tmpdir()): Promise<string[]> {
+export async function gcHostSandboxes(baseDir: string = os.tmpdir(), o: GcOptions = {}): Promise<string[]> {
   const names = (await readdir(baseDir).catch(() => [] as string[])).filter((n) => n.startsWith('redgreen-'));
   const removed: string[] = [];
   for (const name of names) {
     const root = path.join(baseDir, name);
-    const raw = await readFile(path.join(root, OWNER), 'utf8').catch(() => null);
-    if (raw === null) continue; // not ours, or still being created
-    let owner: Owner;
-    try {
-      owner = JSON.parse(raw) as Owner;
-    } catch {
-      continue;
-    }
-    if (alive(owner.pid)) continue;
-    await killTree(undefined, owner.sandboxId);
-    await SandboxCgroup.existing(`redgreen-${owner.sandboxId}`).remove();
-    await rm(root, { recursive: true, force: true });
-    removed.push(root);
+    const owner = await readOwner(root);
+    if (!owner) continue;
+    const r = await sweep(keepReason(owner.runId, () => liveness(owner), o), o, () => removeSandbox(root, owner));
+    // A folder that cannot be removed is the host's problem, not one sandbox's: say so at once.
+    if ('failed' in r) throw r.failed;
+    if ('removed' in r) removed.push(root);
   }
   return removed;
 }

@@ -1,7 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
-
-/** Every process a local sandbox starts carries this variable; it survives setsid and double forks. */
-export const MARKER_VAR = 'REDGREEN_SANDBOX';
+import { MARKER_VAR } from '../core/kill-script.js';
 
 function signal(pid: number, sig: NodeJS.Signals): void {
   try {

@@ -7,9 +7,8 @@ import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from './files.js';
 import { HostSandbox } from './sandbox.js';
 import { writeOwner } from './gc.js';
-import { killTree, MARKER_VAR } from './kill.js';
+import { MARKER_VAR } from '../core/kill-script.js';
 import { resolveInside } from '../core/paths.js';
-import { runProcess } from './process.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
 export interface LocalBackendOptions {
@@ -74,16 +73,6 @@ class LocalSandbox extends HostSandbox {
     const cwd = options.cwd ? await resolveInside([this.workdir, this.scratchDir], options.cwd, this.workdir) : this.workdir;
     const [file, ...args] = typeof command === 'string' ? ['/bin/sh', '-c', command] : command;
     if (!file) throw new RedgreenError('USAGE', 'exec needs a command');
-    return this.track(
-      runProcess(file, args, {
-        cwd,
-        env: { ...this.env, ...options.env, [MARKER_VAR]: this.id },
-        timeoutMs: options.timeoutMs,
-        maxOutputBytes: options.maxOutputBytes,
-        onOutput: options.onOutput,
-        signal: options.signal,
-        killTree: (pgid) => killTree(pgid, this.id),
-      }),
-    );
+    return this.run(file, args, cwd, { ...this.env, ...options.env }, options);
   }
 }

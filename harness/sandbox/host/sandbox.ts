@@ -3,7 +3,9 @@ import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
 import type { HostFiles } from './files.js';
 import { killTree } from './kill.js';
-import { packTree, unpackTar } from '../core/tar.js';
+import { runProcess } from './process.js';
+import { MARKER_VAR } from '../core/kill-script.js';
+import { packTreeBuffer, unpackTar } from '../core/tar.js';
 import { walkTree, type TreeEntry } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -31,8 +33,21 @@ export abstract class HostSandbox implements Sandbox {
     if (this.destroyed) throw new RedgreenError('SANDBOX_DESTROYED', `sandbox ${this.id} was destroyed`);
   }
 
-  /** Keeps a running command known, so destroy can wait for it after killing it. */
-  protected async track(run: Promise<ExecResult>): Promise<ExecResult> {
+  /**
+   * Runs one process of this sandbox: it and all it starts carry the sandbox's marker (so a
+   * timeout or destroy kills the whole tree), and it is kept known, so destroy can wait for it
+   * after killing it.
+   */
+  protected async run(file: string, args: readonly string[], cwd: string, env: Record<string, string>, options: ExecOptions): Promise<ExecResult> {
+    const run = runProcess(file, args, {
+      cwd,
+      env: { ...env, [MARKER_VAR]: this.id },
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      onOutput: options.onOutput,
+      signal: options.signal,
+      killTree: (pgid) => killTree(pgid, this.id),
+    });
     this.running.add(run);
     try {
       return await run;
@@ -70,7 +85,7 @@ export abstract class HostSandbox implements Sandbox {
       if (st.isDirectory()) entries.push({ kind: 'dir', rel: p, mode: st.mode & 0o777 }, ...(await walkTree(path.join(root, p), { exclude: [] })).map((e) => ({ ...e, rel: `${p}/${e.rel}` })));
       else if (st.isFile()) entries.push({ kind: 'file', rel: p, mode: st.mode & 0o777, size: st.size });
     }
-    return packTree(root, entries);
+    return (await packTreeBuffer(root, entries)).archive;
   }
 
   async extract(tar: Buffer): Promise<void> {

@@ -1,0 +1,118 @@
+/**
+ * A warm pool, as the Docker seed keeps one: `size` sandboxes created and prepared ahead of
+ * demand, so a fixture's create phase is a hand-over instead of a round trip to the engine or
+ * service. Each one is handed out once and never comes back — a sandbox is destroyed after its
+ * fixture, never reused — and a replacement is started at once.
+ *
+ * A fixture that finds none ready either creates its own at once (`take`) or waits for one
+ * already on its way rather than asking for one more (`next`, for a service that limits how fast
+ * sandboxes are created). A sandbox ready for longer than `maxIdleMs` is discarded instead of
+ * handed out (a remote sandbox's lease is not renewed while it waits). After `maxFailures`
+ * creations failed in a row, refills stop: the engine or image is broken, and `lastError` says how.
+ */
+export interface WarmPoolOptions<T> {
+  size: number;
+  make: () => Promise<T>;
+  discard: (item: T) => Promise<unknown>;
+  /** Default: ready items never go stale. */
+  maxIdleMs?: number;
+  /** Default: refills never stop. */
+  maxFailures?: number;
+}
+
+interface Ready<T> {
+  item: T;
+  since: number;
+}
+
+export class WarmPool<T> {
+  private readonly ready: Ready<T>[] = [];
+  private readonly pending = new Set<Promise<void>>();
+  /** Callers of next() promised the next item to arrive, in order. */
+  private readonly waiters: ((item: T | undefined) => void)[] = [];
+  private draining = false;
+  private failures = 0;
+  /** Items handed out. */
+  hits = 0;
+  /** The last error a creation hit. */
+  lastError: unknown;
+
+  constructor(private readonly o: WarmPoolOptions<T>) {}
+
+  /** Starts creations until `size` items are ready or on their way (beyond those promised to waiters); resolves once those settle. */
+  fill(): Promise<void> {
+    while (!this.draining && this.failures < (this.o.maxFailures ?? Infinity) && this.ready.length + this.pending.size - this.waiters.length < this.o.size) {
+      const p: Promise<void> = this.o
+        .make()
+        .then(
+          (item) => {
+            this.failures = 0;
+            return this.arrive(item);
+          },
+          (e: unknown) => {
+            this.failures++;
+            this.lastError = e;
+            return this.arrive(undefined);
+          },
+        )
+        .then(() => undefined)
+        .finally(() => this.pending.delete(p));
+      this.pending.add(p);
+    }
+    return this.settled();
+  }
+
+  /** Hands an arrival to the first waiter, else keeps it; returns the discard of one that came too late, so drain() waits for it. */
+  private arrive(item: T | undefined): Promise<unknown> | undefined {
+    const waiter = this.waiters.shift();
+    if (waiter) return void waiter(item);
+    if (item === undefined) return undefined;
+    if (this.draining) return this.o.discard(item);
+    this.ready.push({ item, since: performance.now() });
+    return undefined;
+  }
+
+  /** A ready item, or undefined when none is (the caller creates one itself). */
+  take(): T | undefined {
+    const got = this.freshest();
+    this.handedOut(got);
+    return got;
+  }
+
+  /** A ready item, else one already on its way and not promised to an earlier caller; undefined when there is none. */
+  async next(): Promise<T | undefined> {
+    let got = this.freshest();
+    if (got === undefined && this.pending.size > this.waiters.length) got = await new Promise<T | undefined>((resolve) => this.waiters.push(resolve));
+    this.handedOut(got);
+    return got;
+  }
+
+  /** The first ready item that has not gone stale; stale ones are discarded on the way. */
+  private freshest(): T | undefined {
+    let r: Ready<T> | undefined;
+    while ((r = this.ready.shift()) && performance.now() - r.since > (this.o.maxIdleMs ?? Infinity)) void this.o.discard(r.item);
+    return r?.item;
+  }
+
+  private handedOut(item: T | undefined): void {
+    if (item !== undefined) this.hits++;
+    void this.fill();
+  }
+
+  get available(): number {
+    return this.ready.length;
+  }
+
+  /** Resolves when the creations started so far have finished (succeeded or not). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
+  }
+
+  /** No more creations; every ready item and every one still on its way is discarded, and waiters get undefined. */
+  async drain(): Promise<void> {
+    this.draining = true;
+    const ready = this.ready.splice(0);
+    await Promise.allSettled([...ready.map((r) => this.o.discard(r.item)), ...this.pending]);
+    for (const w of this.waiters.splice(0)) w(undefined);
+  }
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { WarmPool } from '../../harness/sandbox/core/warm-pool.js';
+
+/** A pool over plain numbers: what is made, handed out and discarded is all visible. */
+function pool(o: { size?: number; fail?: boolean; maxIdleMs?: number; maxFailures?: number } = {}) {
+  let n = 0;
+  const made: number[] = [];
+  const discarded: number[] = [];
+  const gates: (() => void)[] = [];
+  let gated = false;
+  const p = new WarmPool<number>({
+    size: o.size ?? 2,
+    make: async () => {
+      if (gated) await new Promise<void>((r) => gates.push(r));
+      if (o.fail) throw new Error(`make ${++n} failed`);
+      made.push(++n);
+      return n;
+    },
+    discard: async (i) => void discarded.push(i),
+    ...(o.maxIdleMs !== undefined ? { maxIdleMs: o.maxIdleMs } : {}),
+    ...(o.maxFailures !== undefined ? { maxFailures: o.maxFailures } : {}),
+  });
+  return { p, made, discarded, gate: (on: boolean) => (gated = on), open: () => gates.splice(0).forEach((g) => g()) };
+}
+
+describe('warm pool', () => {
+  it('fills, hands each item out once, refills at once, and drains what is left', async () => {
+    const { p, made, discarded } = pool();
+    await p.fill();
+    expect(p.available).toBe(2);
+    expect([p.take(), p.take()]).toEqual([1, 2]);
+    expect(p.hits).toBe(2);
+    await p.settled();
+    expect(made).toEqual([1, 2, 3, 4]);
+    await p.drain();
+    expect(discarded).toEqual([3, 4]);
+    expect(p.take()).toBeUndefined();
+  });
+
+  it('take() does not wait; next() waits for an item already on its way, not promised to an earlier caller', async () => {
+    const { p, gate, open } = pool({ size: 1 });
+    gate(true);
+    void p.fill();
+    expect(p.take()).toBeUndefined();
+    const waiting = p.next();
+    // The one on its way is promised to the first waiter: the second is told to make its own.
+    expect(await p.next()).toBeUndefined();
+    open();
+    expect(await waiting).toBe(1);
+    expect(p.hits).toBe(1);
+    await p.drain();
+  });
+
+  it('discards items idle for longer than maxIdleMs instead of handing them out', async () => {
+    const { p, discarded } = pool({ size: 1, maxIdleMs: 0 });
+    await p.fill();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(p.take()).toBeUndefined();
+    expect(discarded).toEqual([1]);
+    await p.drain();
+  });
+
+  it('stops refilling after maxFailures failed creations in a row and keeps the last error', async () => {
+    const { p } = pool({ size: 2, fail: true, maxFailures: 3 });
+    await p.fill();
+    expect(p.take()).toBeUndefined();
+    await p.settled();
+    expect(p.take()).toBeUndefined();
+    await p.settled();
+    expect(p.available).toBe(0);
+    expect(String(p.lastError)).toMatch(/make [34] failed/);
+    void p.fill();
+    await p.settled();
+    expect(String(p.lastError)).toMatch(/make [34] failed/);
+    await p.drain();
+  });
+});
