@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { report as reportCommand } from '../commands/report.js';
 import type { FixtureResult, TestPhase } from '../pipeline/result.js';
 import { summarize, type Report } from '../reporters/report.js';
+import type { Verdict } from '../scoring/verdicts.js';
 import { openRun } from '../transcripts/reader.js';
 import { renderRun } from '../transcripts/replay-render.js';
 import { RUN_SCHEMA, type RunState } from '../transcripts/schema.js';
@@ -22,7 +23,7 @@ function rng(seed: number): () => number {
 }
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
-const VERDICTS: [string, number][] = [['valid', 0.86], ['not_green', 0.08], ['patch_error', 0.03], ['infra_error', 0.02], ['timeout', 0.01]];
+const VERDICTS: [Verdict, number][] = [['valid', 0.86], ['not_green', 0.08], ['patch_error', 0.03], ['infra_error', 0.02], ['timeout', 0.01]];
 const at = (ms: number) => ({ t: Math.round(ms), ts: new Date(T0 + ms).toISOString() });
 const stream = (text: string) => ({ text, bytes: Buffer.byteLength(text), sha256: '0'.repeat(64), truncated: false, utf8: true });
 

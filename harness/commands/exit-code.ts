@@ -9,6 +9,6 @@ export function exitCodeFor(results: readonly FixtureResult[], interrupted: bool
   if (interrupted) return 130;
   if (results.some((r) => r.verdict === 'infra_error')) return 3;
   if (results.some((r) => r.verdict === 'invalid_fixture')) return 2;
-  if (results.some((r) => !EXPECTED.has(r.verdict as never))) return 1;
+  if (results.some((r) => !EXPECTED.has(r.verdict))) return 1;
   return 0;
 }

@@ -6,7 +6,6 @@ import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
 import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
 import { scoreSelfcheck } from '../scoring/selfcheck.js';
-import type { Verdict } from '../scoring/verdicts.js';
 import type { FixtureContext } from './context.js';
 import { runSetup } from './setup.js';
 import type { SetupCache } from './setup-cache.js';
@@ -116,7 +115,9 @@ function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): string | n
   return null;
 }
 
-async function score(o: FixtureRunOptions, timer: PhaseTimer, sb: Sandbox, inspected: InspectedPatch, keepStaging: (s: Promise<Staging>) => void) {
+type Scored = { red: TestPhase | null; green: TestPhase | null; patch: PatchSummary; graded: Graded };
+
+async function score(o: FixtureRunOptions, timer: PhaseTimer, sb: Sandbox, inspected: InspectedPatch, keepStaging: (s: Promise<Staging>) => void): Promise<Scored> {
   const { fixture, emit } = o;
   const tests = fixture.manifest.tests;
   let red: TestPhase | null = null;
@@ -134,12 +135,12 @@ async function score(o: FixtureRunOptions, timer: PhaseTimer, sb: Sandbox, inspe
   }
   const setupFailure = await timer.run('setup', () => runSetup(ctx));
   if (setupFailure) {
-    return { red, green, patch, graded: { verdict: (setupFailure.timedOut ? 'timeout' : 'infra_error') as Verdict, reason: setupFailure.reason } };
+    return { red, green, patch, graded: { verdict: setupFailure.timedOut ? 'timeout' : 'infra_error', reason: setupFailure.reason } };
   }
   if (o.mode === 'selfcheck' || o.baseline) {
     red = await timer.run('red', () => runTests(ctx, 'red', o.repeat));
     const invalid = o.mode === 'run' ? checkBaseline(tests, red) : null;
-    if (invalid) return { red, green, patch, graded: { verdict: 'invalid_fixture' as Verdict, reason: invalid } };
+    if (invalid) return { red, green, patch, graded: { verdict: 'invalid_fixture', reason: invalid } };
     if (red.state === 'timeout') return { red, green, patch, graded: scoreSelfcheck(tests, red, patch, null) };
   }
   patch = await timer.run('patch', () => applyPatch(ctx, inspected, staging, { fuzzy: o.mode === 'run' }));

@@ -1,5 +1,5 @@
 import type { FixtureResult, TestPhase } from '../pipeline/result.js';
-import { EXPECTED } from '../scoring/verdicts.js';
+import { EXPECTED, type Verdict } from '../scoring/verdicts.js';
 import type { Report } from './report.js';
 
 /**
@@ -16,8 +16,8 @@ export const DEFAULT_NOISE: Noise = { ms: 500, ratio: 1.5 };
 
 export interface VerdictChange {
   fixtureId: string;
-  from: string;
-  to: string;
+  from: Verdict;
+  to: Verdict;
   /** regression: was valid/resolved, is not; improvement: the other way; change: neither was. */
   kind: 'regression' | 'change' | 'improvement';
   reason: string;
@@ -57,7 +57,7 @@ export interface Comparison {
   regressions: number;
 }
 
-const ok = (v: string) => EXPECTED.has(v as never);
+const ok = (v: Verdict) => EXPECTED.has(v);
 const side = (r: Report): RunSide => ({ runId: r.runId, subject: r.subject, mode: r.mode, fixtures: r.fixtures.length, expected: r.summary.expected, durationMs: r.durationMs });
 const RANK = { regression: 0, change: 1, improvement: 2 } as const;
 

@@ -1,5 +1,6 @@
 import type { FixtureResult, TestPhase } from '../pipeline/result.js';
 import { PHASES } from '../pipeline/result.js';
+import type { Verdict } from '../scoring/verdicts.js';
 import type { Report } from './report.js';
 
 /** What the transcript adds to a fixture's report: the patch text and the commands' output. */
@@ -34,7 +35,7 @@ type ClientPhase = { state: string; exit: number; ms: number; source: string; te
 export interface ClientFixture {
   id: string;
   title?: string;
-  verdict: string;
+  verdict: Verdict;
   reason: string;
   ms: number;
   lane: number;
@@ -95,6 +96,9 @@ export function assignLanes(fixtures: readonly FixtureResult[]): number[] {
   return lanes;
 }
 
+// Spans keep their phase as a plain string (old reports); one not in PHASES draws in the first row.
+const PHASE_INDEX: ReadonlyMap<string, number> = new Map(PHASES.map((p, i) => [p, i]));
+
 const end = (f: FixtureResult) => Math.max(0, ...f.spans.map((s) => s.startMs + s.durationMs));
 
 /**
@@ -141,7 +145,7 @@ export function clientRun(run: HtmlRun, totalFixtures: number): ClientRun {
       reason: f.reason,
       ms: f.durationMs,
       lane: lanes[i]!,
-      spans: f.spans.map((s) => [Math.max(0, PHASES.indexOf(s.phase as never)), s.startMs, s.durationMs]),
+      spans: f.spans.map((s) => [PHASE_INDEX.get(s.phase) ?? 0, s.startMs, s.durationMs]),
       timings: f.timings,
       red: phase(f.red),
       green: phase(f.green),

@@ -1,5 +1,5 @@
-import { EXPECTED } from '../scoring/verdicts.js';
-import type { Report } from './report.js';
+import { EXPECTED, type Verdict } from '../scoring/verdicts.js';
+import { verdictCounts, type Report } from './report.js';
 
 // The server-rendered parts of report.html: visible at once, before (and without) any script.
 
@@ -8,18 +8,18 @@ export function esc(s: string | number): string {
   return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-const ok = (v: string) => EXPECTED.has(v as never);
+const ok = (v: Verdict) => EXPECTED.has(v);
 const pct = (n: number, d: number) => (d ? `${Math.round((n / d) * 1000) / 10}%` : '—');
 const secs = (ms: number) => (ms < 120_000 ? `${(ms / 1000).toFixed(2)}s` : `${(ms / 60_000).toFixed(1)} min`);
 
-export function chip(verdict: string, text = verdict): string {
+export function chip(verdict: Verdict, text: string = verdict): string {
   return `<span class="v v-${esc(verdict)}${ok(verdict) ? ' ok' : ''}">${esc(text)}</span>`;
 }
 
 function card(r: Report): string {
   const s = r.summary;
   const label = r.mode === 'selfcheck' ? 'valid' : 'resolved';
-  const chips = Object.entries(s.byVerdict)
+  const chips = verdictCounts(s.byVerdict)
     .sort((a, b) => b[1] - a[1])
     .map(([v, n]) => chip(v, `${v} ${n}`))
     .join(' ');

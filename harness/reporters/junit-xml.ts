@@ -59,8 +59,8 @@ function testcase(report: Report, f: FixtureResult): XmlNode {
   const children: XmlNode[] = [];
   const message = `${f.verdict}: ${f.reason}`;
   // A harness or fixture problem is an <error> (nothing was graded); a graded miss is a <failure>.
-  if (NOT_SCORED.has(f.verdict as never)) children.push({ name: 'error', attrs: { type: f.verdict, message }, children: [details(f)] });
-  else if (!EXPECTED.has(f.verdict as never)) children.push({ name: 'failure', attrs: { type: f.verdict, message }, children: [details(f)] });
+  if (NOT_SCORED.has(f.verdict)) children.push({ name: 'error', attrs: { type: f.verdict, message }, children: [details(f)] });
+  else if (!EXPECTED.has(f.verdict)) children.push({ name: 'failure', attrs: { type: f.verdict, message }, children: [details(f)] });
   else children.push({ name: 'system-out', children: [details(f)] });
   return {
     name: 'testcase',
@@ -72,8 +72,8 @@ function testcase(report: Report, f: FixtureResult): XmlNode {
 const prop = (name: string, value: string): XmlNode => ({ name: 'property', attrs: { name, value } });
 
 function testsuite(report: Report): XmlNode {
-  const failures = report.fixtures.filter((f) => !EXPECTED.has(f.verdict as never) && !NOT_SCORED.has(f.verdict as never)).length;
-  const errors = report.fixtures.filter((f) => NOT_SCORED.has(f.verdict as never)).length;
+  const failures = report.fixtures.filter((f) => !EXPECTED.has(f.verdict) && !NOT_SCORED.has(f.verdict)).length;
+  const errors = report.fixtures.filter((f) => NOT_SCORED.has(f.verdict)).length;
   return {
     name: 'testsuite',
     attrs: { name: `redgreen ${report.mode} · ${report.subject}`, id: report.runId, tests: report.fixtures.length, failures, errors, skipped: 0, time: secs(report.durationMs), timestamp: report.startedAt.replace(/Z$/, ''), hostname: report.backend },
@@ -93,8 +93,8 @@ export function renderJunit(reports: readonly Report[]): string {
     attrs: {
       name: 'redgreen',
       tests: all.length,
-      failures: all.filter((f) => !EXPECTED.has(f.verdict as never) && !NOT_SCORED.has(f.verdict as never)).length,
-      errors: all.filter((f) => NOT_SCORED.has(f.verdict as never)).length,
+      failures: all.filter((f) => !EXPECTED.has(f.verdict) && !NOT_SCORED.has(f.verdict)).length,
+      errors: all.filter((f) => NOT_SCORED.has(f.verdict)).length,
       time: secs(reports.reduce((a, r) => a + r.durationMs, 0)),
     },
     children: reports.map(testsuite),

@@ -1,6 +1,6 @@
 import type { FixtureResult } from '../pipeline/result.js';
-import { EXPECTED } from '../scoring/verdicts.js';
-import type { Report } from './report.js';
+import { EXPECTED, type Verdict } from '../scoring/verdicts.js';
+import { verdictCounts, type Report } from './report.js';
 
 /**
  * summary.md: for pull-request comments and GitHub job summaries. GitHub caps a comment at 65,536
@@ -10,7 +10,7 @@ export interface MarkdownOptions {
   maxRows?: number;
 }
 
-const expected = (v: string) => EXPECTED.has(v as never);
+const expected = (v: Verdict) => EXPECTED.has(v);
 
 /** A table cell: no pipes, newlines or HTML can break out of it. */
 export function cell(s: string, max = 200): string {
@@ -38,7 +38,7 @@ function runSection(r: Report, level: string, maxRows: number, withAll: boolean)
     '',
     `**${s.expected}/${s.denominators.all}** ${label} of all fixtures (${pct(s.expected, s.denominators.all)}) · **${s.expected}/${s.denominators.scored}** excluding infra errors and invalid fixtures (${pct(s.expected, s.denominators.scored)})`,
     '',
-    ...table(['verdict', 'fixtures'], Object.entries(s.byVerdict).sort((a, b) => b[1] - a[1]).map(([v, n]) => [`\`${v}\``, String(n)]), maxRows),
+    ...table(['verdict', 'fixtures'], verdictCounts(s.byVerdict).sort((a, b) => b[1] - a[1]).map(([v, n]) => [`\`${v}\``, String(n)]), maxRows),
     '',
     `Tests before the patch: ${s.tests.red.failed} failed / ${s.tests.red.passed} passed · after: ${s.tests.green.failed} failed / ${s.tests.green.passed} passed`,
     `Run \`${cell(r.runId)}\` on \`${cell(r.backend)}\` · concurrency ${r.concurrency} · ${secs(r.durationMs)}${r.interrupted ? ` · **interrupted**: ${r.unfinished.length} unfinished` : ''}`,
@@ -58,14 +58,15 @@ function runSection(r: Report, level: string, maxRows: number, withAll: boolean)
 function matrix(reports: readonly Report[], maxRows: number): string[] {
   const ids = [...new Set(reports.flatMap((r) => r.fixtures.map((f) => f.fixtureId)))];
   const byRun = reports.map((r) => new Map(r.fixtures.map((f) => [f.fixtureId, f.verdict])));
-  const rows = ids.map((id) => [id, ...byRun.map((m) => m.get(id) ?? '—')]).filter((row) => new Set(row.slice(1)).size > 1);
+  const rows = ids.map((id) => ({ id, verdicts: byRun.map((m) => m.get(id)) })).filter((row) => new Set(row.verdicts).size > 1);
   const same = ids.length - rows.length;
+  const shown = (v: Verdict | undefined) => (v === undefined ? '—' : `${expected(v) ? '✔' : '✘'} \`${v}\``);
   return [
     '## Verdict matrix',
     '',
     `${same} of ${ids.length} fixtures have the same verdict in every run; the ${rows.length} that differ:`,
     '',
-    ...(rows.length ? table(['fixture', ...reports.map((r) => cell(r.subject))], rows.map(([id, ...v]) => [`\`${cell(id!)}\``, ...v.map((x) => (x === '—' ? x : `${expected(x) ? '✔' : '✘'} \`${x}\``))]), maxRows) : []),
+    ...(rows.length ? table(['fixture', ...reports.map((r) => cell(r.subject))], rows.map((row) => [`\`${cell(row.id)}\``, ...row.verdicts.map(shown)]), maxRows) : []),
   ];
 }
 

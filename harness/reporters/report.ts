@@ -2,14 +2,15 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { FixtureResultSchema, PHASES, type FixtureResult } from '../pipeline/result.js';
-import { EXPECTED, NOT_SCORED } from '../scoring/verdicts.js';
+import { EXPECTED, isVerdict, NOT_SCORED, VerdictSchema, type Verdict } from '../scoring/verdicts.js';
 import { writeAtomic } from '../transcripts/writer.js';
 
 export const REPORT_SCHEMA = 'redgreen.report/1';
 
 const SummarySchema = z.object({
   total: z.number(),
-  byVerdict: z.record(z.string(), z.number()),
+  /** Only the verdicts that occur, in the order they first occur. */
+  byVerdict: z.partialRecord(VerdictSchema, z.number()),
   /** Fixtures that met the mode's expectation (valid / resolved). */
   expected: z.number(),
   denominators: z.object({
@@ -45,8 +46,15 @@ export const ReportSchema = z.object({
 export type Report = z.infer<typeof ReportSchema>;
 export type Summary = z.infer<typeof SummarySchema>;
 
+/** byVerdict as typed pairs, in its own order (the order the verdicts first occurred). */
+export function verdictCounts(byVerdict: Summary['byVerdict']): [Verdict, number][] {
+  const out: [Verdict, number][] = [];
+  for (const [v, n] of Object.entries(byVerdict)) if (isVerdict(v) && n !== undefined) out.push([v, n]);
+  return out;
+}
+
 export function summarize(results: readonly FixtureResult[]): Summary {
-  const byVerdict: Record<string, number> = {};
+  const byVerdict: Summary['byVerdict'] = {};
   const tests = { red: { passed: 0, failed: 0 }, green: { passed: 0, failed: 0 } };
   const phaseTotalsMs: Record<string, number> = Object.fromEntries(PHASES.map((p) => [p, 0]));
   for (const r of results) {
@@ -58,8 +66,8 @@ export function summarize(results: readonly FixtureResult[]): Summary {
     }
     for (const [p, ms] of Object.entries(r.timings)) phaseTotalsMs[p] = Math.round(((phaseTotalsMs[p] ?? 0) + ms) * 10) / 10;
   }
-  const expected = results.filter((r) => EXPECTED.has(r.verdict as never)).length;
-  const scored = results.filter((r) => !NOT_SCORED.has(r.verdict as never)).length;
+  const expected = results.filter((r) => EXPECTED.has(r.verdict)).length;
+  const scored = results.filter((r) => !NOT_SCORED.has(r.verdict)).length;
   const ratio = (n: number, d: number) => (d ? Math.round((n / d) * 10000) / 10000 : 0);
   return {
     total: results.length,

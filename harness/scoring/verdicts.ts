@@ -4,12 +4,21 @@ import { z } from 'zod';
 export const SELFCHECK_VERDICTS = ['valid', 'not_red', 'not_green', 'patch_error', 'timeout', 'flaky', 'infra_error', 'invalid_fixture'] as const;
 export const AGENT_VERDICTS = ['resolved', 'unresolved', 'patch_error', 'rejected', 'timeout', 'infra_error', 'invalid_fixture'] as const;
 
-export const VerdictSchema = z.enum([...new Set([...SELFCHECK_VERDICTS, ...AGENT_VERDICTS])] as [string, ...string[]]);
 export type SelfcheckVerdict = (typeof SELFCHECK_VERDICTS)[number];
 export type AgentVerdict = (typeof AGENT_VERDICTS)[number];
 export type Verdict = SelfcheckVerdict | AgentVerdict;
 
+/** Every verdict once, selfcheck's first: the order a refused report lists them in. */
+export const VERDICTS: readonly Verdict[] = [...new Set<Verdict>([...SELFCHECK_VERDICTS, ...AGENT_VERDICTS])];
+
+/** Reports, results, run.json and transcript lines: a verdict outside the taxonomy is refused. */
+export const VerdictSchema = z.enum(VERDICTS);
+
+const KNOWN: ReadonlySet<string> = new Set(VERDICTS);
+/** For keys read back from a record (Object.entries gives strings). */
+export const isVerdict = (s: string): s is Verdict => KNOWN.has(s);
+
 /** Verdicts that meet the expectation of their mode (exit code 0). */
-export const EXPECTED: ReadonlySet<Verdict> = new Set(['valid', 'resolved']);
+export const EXPECTED: ReadonlySet<Verdict> = new Set<Verdict>(['valid', 'resolved']);
 /** Verdicts that say nothing about the fixture or the patch: left out of the adjusted denominator. */
-export const NOT_SCORED: ReadonlySet<Verdict> = new Set(['infra_error', 'invalid_fixture']);
+export const NOT_SCORED: ReadonlySet<Verdict> = new Set<Verdict>(['infra_error', 'invalid_fixture']);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { FixtureEvent } from '../pipeline/events.js';
 import { FixtureResultSchema, PHASES } from '../pipeline/result.js';
+import { VerdictSchema } from '../scoring/verdicts.js';
 
 /**
  * One line of a fixture's JSONL as the writer records it: `{t, ts, ...event}`, or the final
@@ -55,7 +56,7 @@ const EventSchema = z.discriminatedUnion('type', [
     counts: z.record(z.string(), z.number()),
     tests: z.array(z.object({ id: z.string(), status: z.string() })),
   }),
-  z.object({ type: z.literal('verdict'), verdict: z.string(), reason: z.string() }),
+  z.object({ type: z.literal('verdict'), verdict: VerdictSchema, reason: z.string() }),
   z.object({ type: z.literal('error'), phase: PhaseSchema.nullable(), code: z.string(), message: z.string() }),
   z.object({ type: z.literal('result'), result: FixtureResultSchema }),
 ]);

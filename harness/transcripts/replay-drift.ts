@@ -1,4 +1,5 @@
 import type { FixtureResult } from '../pipeline/result.js';
+import type { Verdict } from '../scoring/verdicts.js';
 import type { LineEvent } from './line-schema.js';
 
 /**
@@ -13,7 +14,7 @@ type Step =
 export interface Trace {
   steps: Step[];
   patchStatus: string | null;
-  verdict: string | null;
+  verdict: Verdict | null;
 }
 
 /** Temp folders and scratch paths differ between sandboxes; the command around them must not. */
@@ -34,7 +35,7 @@ export function traceOf(events: readonly LineEvent[], result: FixtureResult | nu
     }
   }
   const verdict = result?.verdict ?? events.findLast((e) => e.type === 'verdict')?.verdict ?? null;
-  return { steps, patchStatus: result?.patch?.status ?? null, verdict: verdict as string | null };
+  return { steps, patchStatus: result?.patch?.status ?? null, verdict };
 }
 
 function compareStep(a: Step, b: Step): string[] {

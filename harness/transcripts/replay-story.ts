@@ -65,7 +65,7 @@ export class FixtureStory {
         return [`${at}   ${paint(s, 'red', `error${l.phase ? ` in ${l.phase}` : ''} [${l.code}]`)} ${l.message}`];
       case 'verdict': {
         this.verdictSeen = true;
-        const ok = EXPECTED.has(l.verdict as never);
+        const ok = EXPECTED.has(l.verdict);
         return [...formatTestTable(this.red, this.green, s), `${at} ${paint(s, ok ? 'green' : 'red', `verdict: ${l.verdict}`)} — ${l.reason}`];
       }
       case 'result': {

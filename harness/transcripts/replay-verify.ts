@@ -6,6 +6,7 @@ import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { discoverFixtures, type Fixture, type FixtureRoots } from '../fixtures/load.js';
 import type { FixtureEvent } from '../pipeline/events.js';
 import { runFixtures } from '../pipeline/scheduler.js';
+import type { Verdict } from '../scoring/verdicts.js';
 import type { SandboxBackend } from '../sandbox/core/types.js';
 import { readFixture, type FixtureTranscript, type TranscriptRun } from './reader.js';
 import { diffTraces, traceOf } from './replay-drift.js';
@@ -24,8 +25,8 @@ export interface FixtureDrift {
   /** same: re-executed with no difference; drift: a difference (the first one first); skipped: nothing to verify. */
   status: 'same' | 'drift' | 'skipped';
   differences: string[];
-  recordedVerdict: string | null;
-  verdict: string | null;
+  recordedVerdict: Verdict | null;
+  verdict: Verdict | null;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -50,7 +51,7 @@ export async function verifyRun(input: VerifyInput): Promise<{ fixtures: Fixture
   const { state } = input.run;
   const drifts = new Map<string, FixtureDrift>();
   const transcripts = new Map<string, FixtureTranscript>();
-  const settle = (ft: FixtureTranscript, status: FixtureDrift['status'], differences: string[], verdict: string | null = null) =>
+  const settle = (ft: FixtureTranscript, status: FixtureDrift['status'], differences: string[], verdict: Verdict | null = null) =>
     drifts.set(ft.fixtureId, { fixtureId: ft.fixtureId, status, differences, recordedVerdict: ft.result?.verdict ?? null, verdict });
 
   const present: string[] = [];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { VerdictSchema } from '../scoring/verdicts.js';
 
 export const RUN_SCHEMA = 'redgreen.run/1';
 
@@ -16,7 +17,7 @@ export const RunStateSchema = z.object({
     z.string(),
     z.object({
       status: z.enum(['pending', 'running', 'done', 'unfinished']),
-      verdict: z.string().optional(),
+      verdict: VerdictSchema.optional(),
       transcript: z.string(),
     }),
   ),

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ReportSchema, type Report } from '../../harness/reporters/report.js';
+import type { Verdict } from '../../harness/scoring/verdicts.js';
 import { BUNDLED } from '../helpers/bundled.js';
 import { runCli } from '../helpers/cli.js';
 import { copyRecordedRun, recordedRun } from '../helpers/recorded-run.js';
@@ -27,7 +28,7 @@ function bwrapAvailable(): boolean {
 }
 
 /** A copy of the run's report under another run id, with some fixtures' verdicts changed. */
-async function doctored(runId: string, verdicts: Record<string, string>, drop: string[] = []): Promise<string> {
+async function doctored(runId: string, verdicts: Record<string, Verdict>, drop: string[] = []): Promise<string> {
   const r: Report = { ...report, runId, fixtures: report.fixtures.filter((f) => !drop.includes(f.fixtureId)).map((f) => ({ ...f, ...(verdicts[f.fixtureId] ? { verdict: verdicts[f.fixtureId]!, reason: 'doctored' } : {}) })) };
   await mkdir(path.join(dirs.reportsDir, runId), { recursive: true });
   await writeFile(path.join(dirs.reportsDir, runId, 'report.json'), JSON.stringify(r));

@@ -1,8 +1,9 @@
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { summarize, type Report } from '../../harness/reporters/report.js';
+import type { Verdict } from '../../harness/scoring/verdicts.js';
 
 /** Synthetic reports for reporter tests: a verdict, a duration and GREEN statuses per fixture. */
-export type Spec = { verdict: string; ms?: number; green?: Record<string, 'passed' | 'failed'>; red?: number };
+export type Spec = { verdict: Verdict; ms?: number; green?: Record<string, 'passed' | 'failed'>; red?: number };
 export function fixture(id: string, s: Spec): FixtureResult {
   const green = s.green ?? { 't::a': 'passed', 't::b': 'passed' };
   const tests = Object.entries(green).map(([tid, status]) => ({ id: tid, status }));

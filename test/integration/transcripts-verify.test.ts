@@ -58,7 +58,7 @@ describe('replay --verify', () => {
   });
 
   test('unfinished, never started, agent timeouts and unknown fixtures are told apart', async () => {
-    const agentTimeout = { ...recorded.result, fixtureId: 'calc', verdict: 'timeout', red: null, green: null, timings: { agent: 1000 } };
+    const agentTimeout = { ...recorded.result, fixtureId: 'calc', verdict: 'timeout' as const, red: null, green: null, timings: { agent: 1000 } };
     const run = await transcript('mixed', {
       calc: [recorded.events[0]!, { type: 'result', result: agentTimeout }],
       gone: [{ ...recorded.events[0]!, fixtureId: 'gone' } as FixtureEvent, { type: 'result', result: { ...recorded.result, fixtureId: 'gone' } }],

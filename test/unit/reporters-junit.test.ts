@@ -3,13 +3,14 @@ import { describe, expect, test } from 'vitest';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { escapeXml, renderJunit, serializeXml } from '../../harness/reporters/junit-xml.js';
 import { ReportSchema, summarize, type Report } from '../../harness/reporters/report.js';
+import type { Verdict } from '../../harness/scoring/verdicts.js';
 
 const phase = (failed: string[], passed: string[]) => ({
   state: failed.length ? 'fail' : 'pass', exitCode: failed.length ? 1 : 0, durationMs: 100, source: 'junit', problems: [], flaky: [], runs: 1,
   counts: { passed: passed.length, failed: failed.length, errors: 0, skipped: 0, total: failed.length + passed.length },
   tests: [...failed.map((id) => ({ id, status: 'failed' as const, message: `assert 1 == 2 <in ${id}>` })), ...passed.map((id) => ({ id, status: 'passed' as const }))],
 });
-function fixture(id: string, verdict: string, reason: string): FixtureResult {
+function fixture(id: string, verdict: Verdict, reason: string): FixtureResult {
   return {
     fixtureId: id, title: `${id} title`, verdict, reason, backend: 'local', sandboxId: null, startedAt: '2026-01-01T00:00:00.000Z', durationMs: 1234, timings: {}, spans: [],
     red: phase(['t::a'], ['t::b']) as FixtureResult['red'], green: verdict === 'valid' ? (phase([], ['t::a', 't::b']) as FixtureResult['green']) : (phase(['t::a'], ['t::b']) as FixtureResult['green']),
