@@ -4,7 +4,7 @@ import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { fixtureIds, locateRun, openRun, type TranscriptRun } from '../transcripts/reader.js';
 import { renderRun } from '../transcripts/replay-render.js';
-import { verifyRun, type FixtureDrift } from '../transcripts/replay-verify.js';
+import { verifyRun, type FixtureDrift } from './replay-verify.js';
 import { createBackend } from './backend.js';
 import { numberFromCli } from './compare.js';
 import { RunSession } from './session.js';

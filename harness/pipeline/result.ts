@@ -1,51 +1,13 @@
 import { z } from 'zod';
+import { PatchSummarySchema } from '../patch/summary.js';
+import { TestPhaseSchema } from '../results/phase.js';
 import { VerdictSchema } from '../scoring/verdicts.js';
 
 export const PHASES = ['agent', 'create', 'upload', 'setup', 'red', 'patch', 'green', 'destroy'] as const;
 export type Phase = (typeof PHASES)[number];
 
-export const TestCaseSchema = z.object({
-  id: z.string(),
-  status: z.enum(['passed', 'failed', 'error', 'skipped']),
-  durationMs: z.number().optional(),
-  message: z.string().optional(),
-});
-
-export const CountsSchema = z.object({
-  passed: z.number(),
-  failed: z.number(),
-  errors: z.number(),
-  skipped: z.number(),
-  total: z.number(),
-});
-
-/** One test phase (RED or GREEN), possibly repeated. */
-export const TestPhaseSchema = z.object({
-  state: z.enum(['pass', 'fail', 'broken', 'timeout']),
-  exitCode: z.number(),
-  durationMs: z.number(),
-  source: z.string(),
-  counts: CountsSchema,
-  tests: z.array(TestCaseSchema),
-  problems: z.array(z.string()),
-  /** Test ids whose status differed between repetitions. */
-  flaky: z.array(z.string()).default([]),
-  runs: z.number().default(1),
-});
-export type TestPhase = z.infer<typeof TestPhaseSchema>;
-
-export const PatchSummarySchema = z.object({
-  source: z.string(),
-  sha256: z.string().nullable(),
-  status: z.enum(['applied', 'already_applied', 'failed', 'not_a_diff', 'empty', 'unsafe', 'missing', 'none']),
-  reason: z.string().optional(),
-  files: z.array(z.string()).default([]),
-  /** Protected paths the patch changed; kept as the fixture had them. */
-  tampered: z.array(z.string()).default([]),
-  /** Applied only by the fuzzy fallback (reduced context, whitespace ignored). */
-  fuzzy: z.boolean().default(false),
-});
-export type PatchSummary = z.infer<typeof PatchSummarySchema>;
+export { CountsSchema, TestCaseSchema, TestPhaseSchema, type TestPhase } from '../results/phase.js';
+export { PatchSummarySchema, type PatchSummary } from '../patch/summary.js';
 
 export const FixtureResultSchema = z.object({
   fixtureId: z.string(),

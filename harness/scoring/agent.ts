@@ -1,5 +1,6 @@
 import type { Manifest } from '../fixtures/manifest.js';
-import type { PatchSummary, TestPhase } from '../pipeline/result.js';
+import type { PatchSummary } from '../patch/summary.js';
+import type { TestPhase } from '../results/phase.js';
 import { statusIn } from './observe.js';
 import type { AgentVerdict } from './verdicts.js';
 

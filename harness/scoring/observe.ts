@@ -1,4 +1,4 @@
-import type { TestPhase } from '../pipeline/result.js';
+import type { TestPhase } from '../results/phase.js';
 
 const failing = (s: string) => s === 'failed' || s === 'error';
 

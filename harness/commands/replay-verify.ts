@@ -8,8 +8,8 @@ import type { FixtureEvent } from '../pipeline/events.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import type { Verdict } from '../scoring/verdicts.js';
 import type { SandboxBackend } from '../sandbox/core/types.js';
-import { readFixture, type FixtureTranscript, type TranscriptRun } from './reader.js';
-import { diffTraces, traceOf } from './replay-drift.js';
+import { readFixture, type FixtureTranscript, type TranscriptRun } from '../transcripts/reader.js';
+import { diffTraces, traceOf } from '../transcripts/replay-drift.js';
 
 export interface VerifyInput {
   run: TranscriptRun;

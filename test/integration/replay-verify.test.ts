@@ -5,7 +5,7 @@ import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { openRun } from '../../harness/transcripts/reader.js';
-import { verifyRun } from '../../harness/transcripts/replay-verify.js';
+import { verifyRun } from '../../harness/commands/replay-verify.js';
 import { RUN_SCHEMA } from '../../harness/transcripts/schema.js';
 import { ADD_PY, ADD_TEST, makeProject, PYTEST, selfcheckProject, type Project } from '../helpers/project.js';
 
