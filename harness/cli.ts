@@ -4,7 +4,7 @@ import { BACKEND_CHOICES, parseOptions, PathOptionsSchema, SelfcheckOptionsSchem
 import { backendFlags } from './sandbox/backends.js';
 import { harnessVersion, resolvePaths } from './config/paths.js';
 import { gc, GC_BACKENDS, GcOptionsSchema } from './commands/gc.js';
-import { imageBuild, ImageBuildOptionsSchema } from './commands/image.js';
+import { IMAGE_BACKENDS, imageBuild, ImageBuildOptionsSchema } from './commands/image.js';
 import { newFixture } from './commands/new.js';
 import { AgentRunOptionsSchema, run } from './commands/run.js';
 import { selfcheck } from './commands/selfcheck.js';
@@ -125,10 +125,11 @@ function program(): Command {
     .action(async (a: string, b: string, opts: Record<string, unknown>) => {
       process.exitCode = await compare(a, b, parseOptions(CompareOptionsSchema, opts));
     });
-  const image = p.command('image').description('container images for the docker backend');
+  const image = p.command('image').description('container images for the docker and podman backends');
   image
     .command('build')
-    .description('build the default runtime image from Debian packages (debootstrap + docker import); reused unless --force')
+    .description('build the default runtime image from Debian packages (debootstrap + import into the engine); reused unless --force')
+    .addOption(new Option('--backend <name>', 'whose image store').choices(IMAGE_BACKENDS).default('docker'))
     .option('--tag <ref>', 'image reference to create')
     .option('--suite <name>', 'Debian suite')
     .option('--mirror <url>', "Debian mirror (default: the one this machine's apt uses)")

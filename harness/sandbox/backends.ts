@@ -2,12 +2,13 @@ import { bwrapBackend } from './bwrap/descriptor.js';
 import { dockerBackend } from './docker/descriptor.js';
 import { e2bBackend } from './e2b/descriptor.js';
 import { localBackend } from './host/descriptor.js';
+import { podmanBackend } from './podman/descriptor.js';
 import type { z } from 'zod';
 import { RedgreenError } from '../errors.js';
 import type { BackendContext, BackendDescriptor, BackendFlag } from './registry.js';
 
 /** Every backend redgreen has. A new backend is a folder with a descriptor, and one line here. */
-export const BACKENDS: readonly BackendDescriptor[] = [localBackend, bwrapBackend, dockerBackend, e2bBackend];
+export const BACKENDS: readonly BackendDescriptor[] = [localBackend, bwrapBackend, dockerBackend, podmanBackend, e2bBackend];
 
 /** The backend of this name; a usage error listing the others when there is none. */
 export function backendNamed(name: string): BackendDescriptor {

@@ -28,6 +28,23 @@ export interface GcOutcome {
   json: Record<string, unknown>;
 }
 
+/** `redgreen image build` for a backend that runs containers from images. */
+export interface ImageBuildRequest {
+  tag: string;
+  suite: string;
+  force: boolean;
+  mirror?: string;
+  network?: string;
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+export interface ImageBuildResult {
+  tag: string;
+  id: string;
+  built: boolean;
+  versions: string;
+}
+
 /** One CLI option of a backend; `key` is its field in the backend's options schema. */
 export interface BackendFlag {
   flags: string;
@@ -55,6 +72,8 @@ export interface BackendDescriptor<S extends z.ZodObject = z.ZodObject> {
   create(options: z.infer<S>, ctx: BackendContext): Promise<SandboxBackend>;
   probe(options: z.infer<S>, ctx: BackendContext): Promise<Probe>;
   gc?(request: GcRequest, options: z.infer<S>): Promise<GcOutcome>;
+  /** Builds the default runtime image into this backend's image store. */
+  buildImage?(request: ImageBuildRequest): Promise<ImageBuildResult>;
 }
 
 /** Keeps a descriptor's option types tied to its schema. */

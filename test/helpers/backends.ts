@@ -4,6 +4,7 @@ import { BACKENDS } from '../../harness/sandbox/backends.js';
 import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { E2BBackend } from '../../harness/sandbox/e2b/backend.js';
+import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import type { BackendContext } from '../../harness/sandbox/registry.js';
 import { dockerTestOptions } from './backends-docker.js';
 import { e2bBackendOptions } from './backends-e2b.js';
@@ -29,6 +30,7 @@ const ctx: BackendContext = { passEnv: [], cacheDir: path.join(os.homedir(), '.c
  */
 const FOR_TESTS: Record<string, Omit<BackendCase, 'name'> & { label?: string }> = {
   docker: { make: async () => new DockerBackend(dockerTestOptions()), isolating: true },
+  podman: { make: async () => new DockerBackend(dockerTestOptions({ docker: podmanClient(), name: 'podman' })), isolating: true },
   e2b: { label: 'e2b (test double)', make: async () => new E2BBackend(e2bBackendOptions()), isolating: false },
 };
 

@@ -64,6 +64,7 @@ describe.skipIf(unavailable)('docker backend', () => {
     try {
       const online = await sb.exec(`${probe} > got.txt; echo "$HOME" > home.txt`, { network: true });
       expect(online.exitCode).toBe(0);
+      expect(online.stderr).toBe(''); // the reaper spares the setup container's init
       expect((await sb.readFile('got.txt')).toString()).toBe('hello\n');
       expect((await sb.exec('cat home.txt; hostname')).stdout).toBe('/home/sandbox\nsandbox\n');
       expect((await sb.exec(probe)).exitCode).not.toBe(0);

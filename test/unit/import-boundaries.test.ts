@@ -15,6 +15,8 @@ const DEPS: Record<string, readonly string[]> = {
   'sandbox/bwrap': ['config', 'sandbox/core', 'sandbox/host', 'sandbox/registry.ts'],
   'sandbox/docker': ['config', 'sandbox/core', 'sandbox/registry.ts'],
   'sandbox/e2b': ['config', 'sandbox/core', 'sandbox/registry.ts'],
+  // Podman is the Docker backend on another engine.
+  'sandbox/podman': ['config', 'sandbox/core', 'sandbox/docker', 'sandbox/registry.ts'],
   // The registry's own files: the contract, and the list of every backend's descriptor.
   sandbox: ['config', 'sandbox/core', 'sandbox/*/descriptor.ts'],
   fixtures: ['config', 'sandbox/core'],

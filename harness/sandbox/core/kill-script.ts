@@ -30,7 +30,9 @@ export const REAP_FUNCTION = `reap() {
     found=
     for f in $(grep -lszx "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ); do
       p=\${f#/proc/}; p=\${p%/environ}
-      [ "$p" = "$2" ] && continue
+      # pid 1 is the init of a container started for one command (setup with network): it
+      # carries the marker too, cannot be killed from inside, and ends with its container.
+      [ "$p" = "$2" ] || [ "$p" = 1 ] && continue
       kill -9 "$p" 2>/dev/null
       found=1
     done

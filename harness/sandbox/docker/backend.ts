@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { hostCaBundles, type CaBundles } from './ca.js';
-import { dockerClient, engineFailure, pingEngine } from './client.js';
+import { dockerClient, engineFailure, pingEngine, profileOf } from './client.js';
 import { containerOptions, dockerLimits, HOME_DIR, objectName, SCRATCH_DIR, volumeNames, WORKDIR, type DockerLimits } from './config.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
@@ -27,7 +27,9 @@ export interface DockerBackendOptions {
   limits?: Partial<DockerLimits>;
   /** Network of commands that opt into it (default: `bridge` when the engine has one, else `host`). */
   setupNetwork?: string;
+  /** Another engine speaking the Docker API (Podman): its client, made by engineClient, and the backend's name. */
   docker?: Docker;
+  name?: string;
 }
 
 /** Host variables that mean the same inside a container; paths (PATH, CA bundles, PYENV_ROOT) do not. */
@@ -43,7 +45,7 @@ const KEEPER = ['sleep', '2147483647'];
  * and `close()` last, also after Ctrl-C (the pool is drained, anything of this run left is removed).
  */
 export class DockerBackend implements SandboxBackend {
-  readonly name = 'docker';
+  readonly name: string;
   /** Labels everything this instance creates: what close() sweeps. */
   readonly session = randomBytes(6).toString('hex');
   readonly defaultImage: string;
@@ -58,6 +60,7 @@ export class DockerBackend implements SandboxBackend {
   private readonly images = new Map<string, Promise<ImageInfo>>();
 
   constructor(private readonly options: DockerBackendOptions = {}) {
+    this.name = options.name ?? 'docker';
     this.docker = options.docker ?? dockerClient();
     this.defaultImage = options.image ?? DEFAULT_IMAGE;
     this.limits = { ...dockerLimits(DEFAULT_LIMITS), ...options.limits };
@@ -106,6 +109,7 @@ export class DockerBackend implements SandboxBackend {
     const image = spec.image ?? this.defaultImage;
     const prepared = (image === this.defaultImage ? this.pool?.take() : undefined) ?? (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
     return new DockerSandbox(prepared, {
+      backend: this.name,
       docker: this.docker,
       env: this.envFor(prepared),
       setupNetwork: () => (this.network ??= resolveSetupNetwork(this.docker, this.options.setupNetwork)),
@@ -143,7 +147,8 @@ export class DockerBackend implements SandboxBackend {
     const info = await this.image(image);
     const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
     const labels = { [LABEL.run]: runId, [LABEL.role]: role, [LABEL.fixture]: fixtureId, [LABEL.session]: this.session, ...ownerLabels() };
-    const plan = { image: info.ref, volume: name, labels, limits: this.limits };
+    const ulimits = profileOf(this.docker).ulimits;
+    const plan = { image: info.ref, volume: name, labels, limits: this.limits, ...(ulimits ? { ulimits } : {}) };
     const ca = await (this.ca ??= hostCaBundles(process.env));
     let container: Docker.Container | undefined;
     try {

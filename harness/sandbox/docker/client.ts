@@ -1,9 +1,36 @@
 import Docker from 'dockerode';
 import { describeError, RedgreenError } from '../../errors.js';
 
+/**
+ * Which engine a client talks to (Docker, or another engine speaking its API such as Podman):
+ * how messages name it, what to do when it is down, and rlimits its containers must be given.
+ */
+export interface EngineProfile {
+  /** "the Docker engine", "the Podman service". */
+  label: string;
+  address: string;
+  hint: string;
+  /** Set on every container (an engine whose defaults exceed what this host allows). */
+  ulimits?: { Name: string; Soft: number; Hard: number }[];
+  /** The archive API's stat follows symlinks, so a dangling one looks absent (Podman): ask a shell. */
+  statFollowsLinks?: boolean;
+}
+
+const profiles = new WeakMap<Docker, EngineProfile>();
+
 /** The engine's address as a user would name it in a message. */
 export function engineAddress(): string {
   return process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
+}
+
+const ENGINE_HINT =
+  'start a Docker engine and point DOCKER_HOST at it, e.g. `dockerd &` (default socket), or in the redgreen repository `eval "$(bash test/helpers/docker-start.sh)"`';
+
+/** A client for an engine that speaks the Docker Engine API, with its profile attached. */
+export function engineClient(profile: EngineProfile, options?: Docker.DockerOptions): Docker {
+  const docker = new Docker(options);
+  profiles.set(docker, profile);
+  return docker;
 }
 
 /**
@@ -12,15 +39,18 @@ export function engineAddress(): string {
  * engine works the same as the local socket.
  */
 export function dockerClient(): Docker {
-  return new Docker();
+  return engineClient({ label: 'the Docker engine', address: engineAddress(), hint: ENGINE_HINT });
 }
 
-const ENGINE_HINT =
-  'start a Docker engine and point DOCKER_HOST at it, e.g. `dockerd &` (default socket), or in the redgreen repository `eval "$(bash test/helpers/docker-start.sh)"`';
+/** The profile of a client (a client made elsewhere counts as Docker's). */
+export function profileOf(docker: Docker | undefined): EngineProfile {
+  return (docker && profiles.get(docker)) ?? { label: 'the Docker engine', address: engineAddress(), hint: ENGINE_HINT };
+}
 
 /** Stable code for "the engine cannot be reached"; one place to change if errors.ts grows a code for it. */
-export function engineUnreachable(cause: unknown): RedgreenError {
-  return new RedgreenError('SANDBOX_FAILED', `the Docker engine at ${engineAddress()} is not reachable: ${describeError(cause)}`, ENGINE_HINT, { cause });
+export function engineUnreachable(cause: unknown, docker?: Docker): RedgreenError {
+  const p = profileOf(docker);
+  return new RedgreenError('SANDBOX_FAILED', `${p.label} at ${p.address} is not reachable: ${describeError(cause)}`, p.hint, { cause });
 }
 
 /** Fails fast, with a hint, when no engine answers (a hung TCP host included). */
@@ -29,7 +59,7 @@ export async function pingEngine(docker: Docker, timeoutMs = 10_000): Promise<vo
     // dockerode's typings miss ping's options; the abort signal is honoured by docker-modem.
     await (docker.ping as unknown as (o: { abortSignal: AbortSignal }) => Promise<unknown>)({ abortSignal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
-    throw engineUnreachable(e);
+    throw engineUnreachable(e, docker);
   }
 }
 

@@ -59,6 +59,8 @@ export interface ContainerPlan {
   user: string;
   env?: string[];
   workingDir?: string;
+  /** rlimits the engine must be told (see EngineProfile.ulimits). */
+  ulimits?: { Name: string; Soft: number; Hard: number }[];
 }
 
 export function volumeNames(prefix: string): string[] {
@@ -101,6 +103,7 @@ export function containerOptions(p: ContainerPlan): Docker.ContainerCreateOption
       MemorySwap: p.limits.memoryBytes,
       NanoCpus: Math.round(p.limits.cpus * 1e9),
       PidsLimit: p.limits.pids,
+      ...(p.ulimits ? { Ulimits: p.ulimits } : {}),
       Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${p.limits.tmpBytes},mode=1777` },
       Mounts: VOLUME_MOUNTS.map(([target, suffix]) => ({ Type: 'volume', Source: `${p.volume}-${suffix}`, Target: target })),
       LogConfig: { Type: 'none', Config: {} },

@@ -1,3 +1,4 @@
+import type Docker from 'dockerode';
 import { z } from 'zod';
 import { intFromCli } from '../../config/values.js';
 import { defineBackend, probeBy, type BackendFlag, type GcOutcome, type GcRequest } from '../registry.js';
@@ -7,9 +8,9 @@ export const POOL_FLAG: BackendFlag = { flags: '--pool <n>', key: 'pool', descri
 export const engineOptions = z.object({ pool: intFromCli(0, 256).default(0) });
 
 /** `redgreen gc` on an engine: what dead runs left (containers, volumes, build-stage images). */
-export async function gcEngine(request: GcRequest, engine: string): Promise<GcOutcome> {
-  const [{ dockerClient, engineAddress, pingEngine }, { collectGarbage }] = await Promise.all([import('./client.js'), import('./gc.js')]);
-  const docker = dockerClient();
+export async function gcEngine(request: GcRequest, engine: string, client: () => Promise<Docker>): Promise<GcOutcome> {
+  const [{ profileOf, pingEngine }, { collectGarbage }] = await Promise.all([import('./client.js'), import('./gc.js')]);
+  const docker = await client();
   await pingEngine(docker);
   const r = await collectGarbage(docker, { allHosts: request.allHosts, dryRun: request.dryRun });
   const verb = request.dryRun ? 'would remove' : 'removed';
@@ -20,7 +21,7 @@ export async function gcEngine(request: GcRequest, engine: string): Promise<GcOu
     lines: [...r.removed.map((i) => `${verb} ${line(i)}`), ...r.failed.map((i) => `failed to remove ${line(i)}: ${i.error}`)],
     summary: `${verb} ${r.removed.length} object(s); kept ${alive} of live runs${foreign ? `, ${foreign} of other hosts (--all-hosts removes those)` : ''}${r.failed.length ? `; ${r.failed.length} failed` : ''}`,
     failed: r.failed.length,
-    json: { backend: engine, engine: engineAddress(), dryRun: request.dryRun, ...r },
+    json: { backend: engine, engine: profileOf(docker).address, dryRun: request.dryRun, ...r },
   };
 }
 
@@ -40,5 +41,10 @@ export const dockerBackend = defineBackend({
     const { DockerBackend } = await import('./backend.js');
     return probeBy(() => new DockerBackend().probe(), 'start a Docker engine (apt-get install -y docker.io; dockerd) and point DOCKER_HOST at it, then `redgreen image build`');
   },
-  gc: (request) => gcEngine(request, 'docker'),
+  gc: (request) => gcEngine(request, 'docker', dockerClient),
+  buildImage: async (request) => (await import('./image-build.js')).buildRuntimeImage({ ...request, docker: await dockerClient() }),
 });
+
+async function dockerClient(): Promise<Docker> {
+  return (await import('./client.js')).dockerClient();
+}

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type Docker from 'dockerode';
 import { execa } from 'execa';
 import { RedgreenError } from '../../errors.js';
-import { dockerClient, engineFailure, pingEngine } from './client.js';
+import { dockerClient, engineFailure, pingEngine, profileOf } from './client.js';
 import { HOME_DIR, LAYOUT_LABEL, LAYOUT_VERSION, SANDBOX_GID, SANDBOX_UID, VOLUME_MOUNTS } from './config.js';
 import { assertCanBootstrap, debootstrap, hostDebianMirror, removeRootfs } from './debootstrap.js';
 import { DEFAULT_IMAGE, DEFAULT_SUITE, inspectImage, RUNTIME_PACKAGES } from './image.js';
@@ -86,6 +86,7 @@ export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImag
     staged = true;
     await removeRootfs(tmp, o.log);
     const network = await resolveSetupNetwork(docker, o.network);
+    const { ulimits } = profileOf(docker);
     o.log(`apt-get install ${RUNTIME_PACKAGES.join(' ')} (network: ${network}) …`);
     container = await docker.createContainer({
       name: `redgreen-image-build-${randomBytes(4).toString('hex')}`,
@@ -93,7 +94,7 @@ export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImag
       User: '0:0',
       Cmd: ['/bin/sh', '-c', INSTALL(RUNTIME_PACKAGES)],
       Labels: { ...labels, [LABEL.role]: 'image-build' },
-      HostConfig: { NetworkMode: network, LogConfig: { Type: 'none', Config: {} } },
+      HostConfig: { NetworkMode: network, LogConfig: { Type: 'none', Config: {} }, ...(ulimits ? { Ulimits: ulimits } : {}) },
     });
     const status = await runLogged(docker, container, o.log, o.signal);
     if (status.code !== 0) {
@@ -118,9 +119,9 @@ export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImag
 /** `tar -c` of the tree into `docker import`, labelled so `gc` can remove it if the build dies. */
 async function importTree(docker: Docker, dir: string, ref: string, labels: Record<string, string>): Promise<void> {
   const tar = execa('tar', ['--numeric-owner', '-C', dir, '--exclude=./proc/*', '--exclude=./sys/*', '--exclude=./dev/*', '-c', '.'], { buffer: false, stderr: 'pipe', reject: false });
-  const { repo, tag } = splitRef(ref);
   const changes = Object.entries(labels).map(([k, v]) => `LABEL ${k}=${JSON.stringify(v)}`);
-  const progress = await docker.importImage(tar.stdout!, { repo, tag, changes } as unknown as object);
+  // The whole reference as `repo` (the Engine API allows a tag there): Podman ignores `tag`.
+  const progress = await docker.importImage(tar.stdout!, { repo: ref, changes } as unknown as object);
   await new Promise<void>((resolve, reject) => docker.modem.followProgress(progress, (err: Error | null) => (err ? reject(err) : resolve())));
   const r = await tar;
   if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `tar of the bootstrapped tree failed (exit ${r.exitCode})`);

@@ -45,7 +45,8 @@ async function statInContainer(container: Docker.Container, abs: string): Promis
     res.resume();
     const raw = res.headers['x-docker-container-path-stat'];
     const stat = JSON.parse(Buffer.from(raw ?? '', 'base64').toString('utf8')) as { mode: number; linkTarget?: string };
-    const symlink = Math.floor(stat.mode / GO_MODE_SYMLINK) % 2 === 1 || Boolean(stat.linkTarget);
+    // Podman reports every path's own name as its linkTarget; only another name means a link.
+    const symlink = Math.floor(stat.mode / GO_MODE_SYMLINK) % 2 === 1 || Boolean(stat.linkTarget && stat.linkTarget !== abs);
     return { exists: true, dir: Math.floor(stat.mode / GO_MODE_DIR) % 2 === 1, symlink };
   } catch (e) {
     if (statusOf(e) === 404) return { exists: false, dir: false, symlink: false };
@@ -64,10 +65,21 @@ export interface PathCheck {
  * Refuses a path with a symlink among its components below its root (the final one included),
  * checked inside the container through the archive API, all components at once.
  */
-export async function assertNoSymlink(container: Docker.Container, target: InsidePath, original: string): Promise<PathCheck> {
+export async function assertNoSymlink(
+  container: Docker.Container,
+  target: InsidePath,
+  original: string,
+  /** For an engine whose stat follows links (Podman): which of these absent paths are dangling links. */
+  danglingLinks?: (abs: string[]) => Promise<string[]>,
+): Promise<PathCheck> {
   const parts = target.rel.split('/');
   const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join('/'));
   const stats = await Promise.all(prefixes.map((rel) => statInContainer(container, posix.join(target.root, rel))));
+  const absent = prefixes.filter((_, i) => !stats[i]!.exists);
+  if (danglingLinks && absent.length) {
+    const links = new Set(await danglingLinks(absent.map((rel) => posix.join(target.root, rel))));
+    prefixes.forEach((rel, i) => links.has(posix.join(target.root, rel)) && (stats[i] = { exists: true, dir: false, symlink: true }));
+  }
   const missing: string[] = [];
   for (const [i, st] of stats.entries()) {
     if (st.symlink) {

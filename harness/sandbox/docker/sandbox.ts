@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { checkedArchive, mergeArchives, OWNER, readSingleFile } from './archive.js';
-import { engineFailure, statusOf } from './client.js';
+import { engineFailure, profileOf, statusOf } from './client.js';
 import { SCRATCH_DIR, volumeNames, WORKDIR, type ContainerPlan } from './config.js';
 import { containerExec, execSimple } from './exec.js';
 import { LABEL } from './labels.js';
@@ -25,6 +25,8 @@ export interface PreparedContainer {
 }
 
 export interface DockerSandboxDeps {
+  /** The backend's name (docker, podman). */
+  backend: string;
   docker: Docker;
   env: Record<string, string>;
   /** The network of commands that opt into it (resolved once per backend). */
@@ -39,7 +41,7 @@ const ROOTS = [WORKDIR, SCRATCH_DIR];
  * setup container still running on the volume, and the volumes.
  */
 export class DockerSandbox implements Sandbox {
-  readonly backend = 'docker';
+  readonly backend: string;
   readonly id: string;
   readonly workdir = WORKDIR;
   readonly scratchDir = SCRATCH_DIR;
@@ -54,6 +56,17 @@ export class DockerSandbox implements Sandbox {
     private readonly deps: DockerSandboxDeps,
   ) {
     this.id = c.name;
+    this.backend = deps.backend;
+    if (profileOf(deps.docker).statFollowsLinks) this.danglingLinks = (abs) => this.linksAmong(abs);
+  }
+
+  private readonly danglingLinks?: (abs: string[]) => Promise<string[]>;
+
+  /** Which of these paths are symlinks, asked of a shell in the container. */
+  private async linksAmong(abs: string[]): Promise<string[]> {
+    const r = await execSimple(this.deps.docker, this.c.container, ['sh', '-c', 'for p; do [ -L "$p" ] && echo "$p"; done; true', 'sh', ...abs]);
+    if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `${this.backend}: cannot check paths for symlinks: ${r.stderr.trim()}`);
+    return r.stdout.split('\n').filter(Boolean);
   }
 
   private assertUsable(): void {
@@ -69,7 +82,7 @@ export class DockerSandbox implements Sandbox {
   /** A path inside the workspace or scratch folder, with no symlink on the way (checked in the container). */
   private async resolve(p: string): Promise<{ target: InsidePath } & PathCheck> {
     const target = insideRoots(ROOTS, p, WORKDIR);
-    return { target, ...(await assertNoSymlink(this.c.container, target, p)) };
+    return { target, ...(await assertNoSymlink(this.c.container, target, p, this.danglingLinks)) };
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
@@ -175,7 +188,7 @@ export class DockerSandbox implements Sandbox {
     const parts = await Promise.all(
       paths.map(async (p) => {
         const target = insideRoots([WORKDIR], p, WORKDIR);
-        await assertNoSymlink(this.c.container, target, p);
+        await assertNoSymlink(this.c.container, target, p, this.danglingLinks);
         const open = () => this.c.container.getArchive({ path: target.abs }).then(
           (s) => s as NodeJS.ReadableStream,
           (e: unknown) => Promise.reject(engineFailure(`archive ${p}`, e)),
