@@ -1,7 +1,6 @@
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { Staging } from '../patch/apply.js';
-import { adapterFor } from '../results/index.js';
 import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
 import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
@@ -108,7 +107,6 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
 
 /** Reasons a fixture cannot be graded at all, found without running anything. */
 function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): string | null {
-  if (!adapterFor(fixture.manifest.runner)) return `runner "${fixture.manifest.runner}" is not supported by this version of redgreen`;
   if (mode === 'run' && !fixture.manifest.tests.failToPass.length) {
     return 'tests.failToPass is empty, so nothing can be resolved: run `redgreen selfcheck <id> --write` first';
   }

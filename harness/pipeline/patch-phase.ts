@@ -55,7 +55,7 @@ export async function inspectPatch(input: PatchInput, fixture: Fixture, options:
 
 /** Protected globs: the manifest's plus the runner's own test infrastructure. */
 export function protectedGlobs(fixture: Fixture): string[] {
-  return [...fixture.manifest.protected, ...(adapterFor(fixture.manifest.runner)?.infrastructure ?? [])];
+  return [...fixture.manifest.protected, ...(adapterFor(fixture.manifest.runner).infrastructure ?? [])];
 }
 
 /** Applies an inspected patch in the staging copy, then writes the changed files into the sandbox. */

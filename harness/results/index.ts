@@ -9,7 +9,8 @@ import type { RunnerAdapter } from './types.js';
 import { unittestAdapter } from './unittest.js';
 import { vitestAdapter } from './vitest.js';
 
-const ADAPTERS: Partial<Record<Runner, RunnerAdapter>> = {
+/** One adapter per runner id: the compiler refuses a runner without one. */
+const ADAPTERS: Record<Runner, RunnerAdapter> = {
   pytest: pytestAdapter,
   unittest: unittestAdapter,
   'node-test': nodeTestAdapter,
@@ -20,10 +21,6 @@ const ADAPTERS: Partial<Record<Runner, RunnerAdapter>> = {
   'exit-code': exitCodeAdapter,
 };
 
-export function adapterFor(runner: Runner): RunnerAdapter | undefined {
+export function adapterFor(runner: Runner): RunnerAdapter {
   return ADAPTERS[runner];
-}
-
-export function supportedRunners(): Runner[] {
-  return Object.keys(ADAPTERS) as Runner[];
 }

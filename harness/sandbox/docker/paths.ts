@@ -97,8 +97,3 @@ export async function assertNoSymlink(
 export function fsError(code: 'ENOENT' | 'ENOTDIR' | 'EISDIR', message: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: ${message}`), { code });
 }
-
-/** Whether a path exists in the container (its final component not followed). */
-export async function existsInContainer(container: Docker.Container, abs: string): Promise<boolean> {
-  return (await statInContainer(container, abs)).exists;
-}
