@@ -29,7 +29,9 @@ function pathOptions(cmd: Command): Command {
 /** Which backend and how to reach it (e2b); shared by selfcheck, run and replay --verify. */
 function backendOptions(cmd: Command): Command {
   cmd
-    .addOption(new Option('--backend <name>', 'sandbox backend (auto: the strongest available here)').choices([...BACKEND_CHOICES]).default('local'))
+    .addOption(
+      new Option('--backend <name>', 'sandbox backend (auto: the strongest available here)').choices([...BACKEND_CHOICES]).default('local'),
+    )
     .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, []);
   // Each backend's own options, from its descriptor in the registry.
   for (const f of backendFlags()) cmd.option(f.flags, f.description, f.default);
@@ -53,12 +55,14 @@ function program(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
 
-  runOptions(pathOptions(
-    p
-      .command('selfcheck')
-      .description('prove fixtures: each must be RED with its bug and GREEN with its oracle')
-      .argument('[ids...]', 'fixture ids (default: all)'),
-  ))
+  runOptions(
+    pathOptions(
+      p
+        .command('selfcheck')
+        .description('prove fixtures: each must be RED with its bug and GREEN with its oracle')
+        .argument('[ids...]', 'fixture ids (default: all)'),
+    ),
+  )
     .option('--write', 'record the observed failToPass/passToPass in each fixture.json')
     .action(async (ids: string[], opts: Record<string, unknown>) => {
       process.exitCode = await selfcheck(ids, parseOptions(SelfcheckOptionsSchema, opts));
@@ -72,7 +76,10 @@ function program(): Command {
         .argument('[ids...]', 'fixture ids (default: all)'),
     ),
   )
-    .option('--patches <path>', 'predictions JSONL ({instance_id, model_name_or_path, model_patch}) or a folder of <fixture-id>.patch|.diff')
+    .option(
+      '--patches <path>',
+      'predictions JSONL ({instance_id, model_name_or_path, model_patch}) or a folder of <fixture-id>.patch|.diff',
+    )
     .option('--agent <command>', 'an agent command ({issue}, {workdir}, {fixture} are filled in), or "nop" or "oracle"')
     .option('--agent-timeout <seconds>', 'time limit of the agent per fixture', '1800')
     .option('--agent-network', 'let the agent reach the network (isolating backends)')
@@ -81,7 +88,12 @@ function program(): Command {
       process.exitCode = await run(ids, parseOptions(AgentRunOptionsSchema, opts));
     });
 
-  pathOptions(p.command('validate').description('lint manifests and oracles without running anything').argument('[ids...]', 'fixture ids (default: all)'))
+  pathOptions(
+    p
+      .command('validate')
+      .description('lint manifests and oracles without running anything')
+      .argument('[ids...]', 'fixture ids (default: all)'),
+  )
     .option('--json', 'print findings as JSON')
     .action(async (ids: string[], opts: Record<string, unknown>) => {
       process.exitCode = await validate(ids, { ...parseOptions(PathOptionsSchema, opts), json: Boolean(opts.json) });
@@ -100,7 +112,14 @@ function program(): Command {
       process.stdout.write(`${await writeSchema(resolvePaths(opts).root)}\n`);
     });
 
-  backendOptions(pathOptions(p.command('replay').description("tell a recorded run's story, or re-execute it with --verify and report drift").argument('<transcript>', 'transcripts/<run-id> (or a run id)')))
+  backendOptions(
+    pathOptions(
+      p
+        .command('replay')
+        .description("tell a recorded run's story, or re-execute it with --verify and report drift")
+        .argument('<transcript>', 'transcripts/<run-id> (or a run id)'),
+    ),
+  )
     .option('--fixture <id>', 'only this fixture (repeatable)', collect, [])
     .option('--speed <n>', 'replay n times faster than it happened; 0 shows everything at once', '1')
     .option('--full', 'show long output and patches unfolded')
@@ -111,14 +130,25 @@ function program(): Command {
       process.exitCode = await replay(ref, parseOptions(ReplayOptionsSchema, opts));
     });
 
-  pathOptions(p.command('report').description('re-render reports from report.json: html, junit, md (several runs: one matrix)').argument('<runs...>', 'run ids, report folders or report.json files'))
+  pathOptions(
+    p
+      .command('report')
+      .description('re-render reports from report.json: html, junit, md (several runs: one matrix)')
+      .argument('<runs...>', 'run ids, report folders or report.json files'),
+  )
     .option('--format <list>', 'comma-separated: html, junit, md', 'html,junit,md')
     .option('--out <path>', "a file (one format), a folder, or - for stdout (default: the run's report folder)")
     .action(async (refs: string[], opts: Record<string, unknown>) => {
       process.exitCode = await report(refs, parseOptions(ReportOptionsSchema, opts));
     });
 
-  pathOptions(p.command('compare').description('compare two runs: verdict changes (regressions first), test statuses, timings').argument('<run-a>', 'the earlier run').argument('<run-b>', 'the later run'))
+  pathOptions(
+    p
+      .command('compare')
+      .description('compare two runs: verdict changes (regressions first), test statuses, timings')
+      .argument('<run-a>', 'the earlier run')
+      .argument('<run-b>', 'the later run'),
+  )
     .option('--json', 'print the comparison as JSON')
     .option('--noise-ms <ms>', 'timing changes smaller than this are noise', '500')
     .option('--noise-ratio <x>', 'timing changes by a smaller factor than this are noise', '1.5')

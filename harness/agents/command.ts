@@ -44,8 +44,18 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
         const issueFile = `${sandbox.scratchDir}/ISSUE.md`;
         await sandbox.writeFiles([{ path: issueFile, content: await readFile(fixture.issuePath).catch(() => Buffer.from('')) }]);
         const exclude = DEFAULT_EXCLUDES.filter((e) => e !== '.git').join('\n');
-        const init = await runCommand(ctx, 'agent', 'git baseline', `git init -q && printf '%s\\n' ${shellQuote(exclude)} >> .git/info/exclude && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m baseline && git rev-parse HEAD`, { timeoutMs: 120_000 });
-        if (init.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `could not record the workspace baseline with git: ${init.stderr.trim().split('\n').at(-1) ?? ''}`);
+        const init = await runCommand(
+          ctx,
+          'agent',
+          'git baseline',
+          `git init -q && printf '%s\\n' ${shellQuote(exclude)} >> .git/info/exclude && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m baseline && git rev-parse HEAD`,
+          { timeoutMs: 120_000 },
+        );
+        if (init.exitCode !== 0)
+          throw new RedgreenError(
+            'SANDBOX_FAILED',
+            `could not record the workspace baseline with git: ${init.stderr.trim().split('\n').at(-1) ?? ''}`,
+          );
         const baseline = init.stdout.trim();
         const setupFailure = await runSetup(ctx);
         if (setupFailure) throw new RedgreenError('SANDBOX_FAILED', `agent sandbox: ${setupFailure.reason}`);
@@ -56,19 +66,29 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
           env: { REDGREEN_ISSUE_FILE: issueFile, REDGREEN_WORKDIR: sandbox.workdir, REDGREEN_FIXTURE: fixture.id },
         });
         if (run.aborted) throw new RedgreenError('INTERRUPTED', 'interrupted');
-        const diff = await sandbox.exec(`${GIT} add -A && ${GIT} diff --cached --binary --no-color --no-ext-diff --no-renames ${baseline}`, {
-          timeoutMs: 120_000,
-          maxOutputBytes: MAX_PATCH_BYTES,
-          signal: pc.signal,
-        });
+        const diff = await sandbox.exec(
+          `${GIT} add -A && ${GIT} diff --cached --binary --no-color --no-ext-diff --no-renames ${baseline}`,
+          {
+            timeoutMs: 120_000,
+            maxOutputBytes: MAX_PATCH_BYTES,
+            signal: pc.signal,
+          },
+        );
         if (diff.exitCode !== 0) {
-          return { source, text: null, missing: `the agent's workspace has no usable git history (${diff.stderr.trim().split('\n').at(-1) ?? ''})`, timedOut: run.timedOut };
+          return {
+            source,
+            text: null,
+            missing: `the agent's workspace has no usable git history (${diff.stderr.trim().split('\n').at(-1) ?? ''})`,
+            timedOut: run.timedOut,
+          };
         }
         if (diff.truncated) return { source, text: null, missing: `the agent's diff is larger than ${MAX_PATCH_BYTES} bytes` };
         return {
           source,
           text: diff.stdout,
-          ...(run.timedOut ? { timedOut: true, missing: `the agent hit its ${options.timeoutSec}s time limit and was stopped with its process tree` } : {}),
+          ...(run.timedOut
+            ? { timedOut: true, missing: `the agent hit its ${options.timeoutSec}s time limit and was stopped with its process tree` }
+            : {}),
         };
       } finally {
         await sandbox.destroy();

@@ -11,10 +11,18 @@ import { timeIt } from './stats.js';
  */
 export async function bareWork(f: Fixture): Promise<Record<string, number>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'rg-bench-bare-'));
-  const sh = (cmd: string, timeout: number) => execa('sh', ['-c', cmd], { cwd: dir, reject: false, timeout, env: { ...f.manifest.env, npm_config_cache: path.join(os.homedir(), '.cache/redgreen/npm') } });
+  const sh = (cmd: string, timeout: number) =>
+    execa('sh', ['-c', cmd], {
+      cwd: dir,
+      reject: false,
+      timeout,
+      env: { ...f.manifest.env, npm_config_cache: path.join(os.homedir(), '.cache/redgreen/npm') },
+    });
   const t: Record<string, number> = {};
   try {
-    t.copy = await timeIt(() => cp(f.dir, dir, { recursive: true, filter: (src) => !/(^|\/)(fixture\.json|ISSUE\.md|node_modules)$/.test(src) }));
+    t.copy = await timeIt(() =>
+      cp(f.dir, dir, { recursive: true, filter: (src) => !/(^|\/)(fixture\.json|ISSUE\.md|node_modules)$/.test(src) }),
+    );
     t.setup = await timeIt(async () => {
       for (const c of f.manifest.setup?.commands ?? []) await sh(c, f.manifest.setup!.timeoutSec * 1000);
     });

@@ -2,7 +2,14 @@ import { existsSync } from 'node:fs';
 
 /** Debian's chromium, started as the workplace's machines allow (no sandbox, no background network). */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
 
 /**
  * How a large report.html behaves in a real browser: time to load from disk, time for a fixture
@@ -24,7 +31,9 @@ export async function benchReportInBrowser(file: string, lastFixture: number): P
     await page.locator(`#f-${lastFixture} > summary`).click();
     await page.locator(`#f-${lastFixture} table.tests`).first().waitFor();
     const openMs = performance.now() - t0;
-    const lag = (await page.evaluate('new Promise((resolve) => { const s = performance.now(); setTimeout(() => resolve(performance.now() - s), 0); })')) as number;
+    const lag = (await page.evaluate(
+      'new Promise((resolve) => { const s = performance.now(); setTimeout(() => resolve(performance.now() - s), 0); })',
+    )) as number;
     console.log(`\n${title}`);
     console.log(`  load ${loadMs.toFixed(0)} ms   open fixture #${lastFixture} ${openMs.toFixed(0)} ms   lag ${lag.toFixed(1)} ms`);
   } finally {

@@ -37,7 +37,9 @@ async function startDouble(): Promise<DoubleProcess> {
   const src = path.join(PACKAGE_ROOT, 'test', 'helpers', 'e2b-server');
   const out = await mkdtemp(path.join(os.tmpdir(), 'rg-bench-double-'));
   for (const f of (await readdir(src)).filter((n) => n.endsWith('.ts'))) {
-    const js = ts.transpileModule(await readFile(path.join(src, f), 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    const js = ts.transpileModule(await readFile(path.join(src, f), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
     await writeFile(path.join(out, f.replace(/\.ts$/, '.js')), js.outputText);
   }
   await writeFile(path.join(out, 'package.json'), '{"type":"module"}');
@@ -101,11 +103,13 @@ async function micro(options: E2BBackendOptions, fixture: Fixture, doublePid: nu
   };
   for (let b = 0; b < 5; b++) {
     const server0 = await processCpuMs(doublePid);
-    ours.push(await cpuOf(async () => {
-      const t0 = performance.now();
-      await lifecycle();
-      wall.push(performance.now() - t0);
-    }));
+    ours.push(
+      await cpuOf(async () => {
+        const t0 = performance.now();
+        await lifecycle();
+        wall.push(performance.now() - t0);
+      }),
+    );
     server.push(((await processCpuMs(doublePid)) - server0) / perBatch);
     floor.push(await cpuOf(bare));
   }
@@ -125,7 +129,13 @@ async function syntheticProject(n: number): Promise<{ fixturesDir: string; oracl
   for (let i = 0; i < n; i++) {
     const id = `fx${String(i).padStart(3, '0')}`;
     await mkdir(path.join(dir, 'fixtures', id), { recursive: true });
-    const manifest = { id, title: id, language: 'shell', runner: 'exit-code', test: { command: 'grep -qx fixed state.txt', timeoutSec: 60 } };
+    const manifest = {
+      id,
+      title: id,
+      language: 'shell',
+      runner: 'exit-code',
+      test: { command: 'grep -qx fixed state.txt', timeoutSec: 60 },
+    };
     await writeFile(path.join(dir, 'fixtures', id, 'fixture.json'), JSON.stringify(manifest));
     await writeFile(path.join(dir, 'fixtures', id, 'ISSUE.md'), `# ${id}\n`);
     await writeFile(path.join(dir, 'fixtures', id, 'state.txt'), 'broken\n');
@@ -149,7 +159,16 @@ async function scale(options: E2BBackendOptions): Promise<void> {
     // Every running command listens to the run's signal: 64 of them are expected, not a leak.
     setMaxListeners(0, signal);
     const { results } = await runFixtures({
-      mode: 'selfcheck', fixtures, broken, backend, runId, concurrency: CONCURRENCY, repeat: 1, provider: oracleProvider, signal, observer: {},
+      mode: 'selfcheck',
+      fixtures,
+      broken,
+      backend,
+      runId,
+      concurrency: CONCURRENCY,
+      repeat: 1,
+      provider: oracleProvider,
+      signal,
+      observer: {},
     });
     const wallS = (performance.now() - t0) / 1000;
     const verdicts = results.reduce<Record<string, number>>((a, r) => ((a[r.verdict] = (a[r.verdict] ?? 0) + 1), a), {});
@@ -159,11 +178,19 @@ async function scale(options: E2BBackendOptions): Promise<void> {
     const s = backend.stats();
     const leaked = await listLabelled(backend.connection, runLabels(runId));
     const anyLeft = await SdkSandbox.list({ ...backend.connection, limit: 100 }).nextItems();
-    console.log(`\n${FIXTURES} fixtures at concurrency ${CONCURRENCY} through the full pipeline (creation limit ${RATE}/s, burst 16, 16 in flight, warm pool 8)`);
+    console.log(
+      `\n${FIXTURES} fixtures at concurrency ${CONCURRENCY} through the full pipeline (creation limit ${RATE}/s, burst 16, 16 in flight, warm pool 8)`,
+    );
     console.log(`  verdicts                      ${JSON.stringify(verdicts)}   in ${wallS.toFixed(1)} s`);
-    console.log(`  creations                     ${s.created} (pool hand-overs ${s.poolHits}, retries ${s.retries}) = ${(s.created / wallS).toFixed(1)}/s`);
-    console.log(`  waiting for a worker slot     median ${ms(median(slotWait))}   max ${ms(Math.max(...slotWait))}   (the scheduler's queue)`);
-    console.log(`  waiting for a creation slot   total ${ms(s.limiter.waitMsTotal)}   mean ${ms(s.limiter.waitMsTotal / Math.max(1, s.limiter.granted))}   max ${ms(s.limiter.waitMsMax)}   (the rate limiter)`);
+    console.log(
+      `  creations                     ${s.created} (pool hand-overs ${s.poolHits}, retries ${s.retries}) = ${(s.created / wallS).toFixed(1)}/s`,
+    );
+    console.log(
+      `  waiting for a worker slot     median ${ms(median(slotWait))}   max ${ms(Math.max(...slotWait))}   (the scheduler's queue)`,
+    );
+    console.log(
+      `  waiting for a creation slot   total ${ms(s.limiter.waitMsTotal)}   mean ${ms(s.limiter.waitMsTotal / Math.max(1, s.limiter.granted))}   max ${ms(s.limiter.waitMsMax)}   (the rate limiter)`,
+    );
     console.log(`  create phase                  median ${ms(median(createMs))}   p95 ${ms(p95(createMs))}`);
     console.log(`  peak RSS                      ${(peakRss / 1048576).toFixed(0)} MB   (target < 300 MB)`);
     console.log(`  leaked sandboxes              ${leaked.length} of this run, ${anyLeft.length} alive on the service   (target 0)`);
@@ -178,7 +205,13 @@ async function scale(options: E2BBackendOptions): Promise<void> {
 export async function benchE2B(fixture: Fixture): Promise<void> {
   const double = await startDouble();
   try {
-    const options: E2BBackendOptions = { template: 'bench', apiKey: 'bench', apiUrl: double.apiUrl, sandboxUrl: double.sandboxUrl, limits: { ratePerSec: 1000, burst: 1000, maxInFlight: 64 } };
+    const options: E2BBackendOptions = {
+      template: 'bench',
+      apiKey: 'bench',
+      apiUrl: double.apiUrl,
+      sandboxUrl: double.sandboxUrl,
+      limits: { ratePerSec: 1000, burst: 1000, maxInFlight: 64 },
+    };
     await micro(options, fixture, double.pid);
     await scale(options);
   } finally {

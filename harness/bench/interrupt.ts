@@ -18,7 +18,11 @@ export async function benchInterrupt(): Promise<void> {
     await scaffoldFixture({ id: 'quick', runner: 'pytest', ...dirs });
     await scaffoldFixture({ id: 'hang', runner: 'pytest', ...dirs });
     await writeFile(path.join(dirs.fixturesDir, 'hang/test_calc.py'), 'import time\n\ndef test_hang():\n    time.sleep(3600)\n');
-    const child = spawn(process.execPath, [CLI, 'selfcheck', '--concurrency', '2'], { cwd: root, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'selfcheck', '--concurrency', '2'], {
+      cwd: root,
+      env: { ...process.env, CI: 'true' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let sentAt = 0;
     child.stderr.on('data', (d: Buffer) => {
       if (!sentAt && d.toString().includes('quick')) {
@@ -28,7 +32,9 @@ export async function benchInterrupt(): Promise<void> {
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     const took = performance.now() - sentAt;
-    console.log(`\nCtrl-C during a selfcheck with a hanging fixture: exit ${code} ${sentAt ? `${took.toFixed(0)} ms after SIGINT` : '(never interrupted)'} (target < 5 s, exit 130)`);
+    console.log(
+      `\nCtrl-C during a selfcheck with a hanging fixture: exit ${code} ${sentAt ? `${took.toFixed(0)} ms after SIGINT` : '(never interrupted)'} (target < 5 s, exit 130)`,
+    );
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -32,7 +32,8 @@ async function sandboxMicro(backend: SandboxBackend, fixture: Fixture): Promise<
     t.destroy.push(await timeIt(() => sb!.destroy()));
   }
   const sum = (...xs: number[][]) => xs[0]!.map((_, i) => xs.reduce((a, x) => a + x[i]!, 0));
-  const line = (label: string, xs: number[]) => console.log(`  ${label.padEnd(28)}  median ${ms(median(xs)).padStart(9)}   p95 ${ms(p95(xs)).padStart(9)}`);
+  const line = (label: string, xs: number[]) =>
+    console.log(`  ${label.padEnd(28)}  median ${ms(median(xs)).padStart(9)}   p95 ${ms(p95(xs)).padStart(9)}`);
   console.log(`\n${backend.name} sandbox (${MICRO} rounds, fixture ${fixture.id})`);
   line('create', t.create);
   line('upload', t.upload);
@@ -90,7 +91,13 @@ async function overhead(backend: SandboxBackend, fixtures: Fixture[]): Promise<v
 /** Hand-out time from a warm pool of docker containers (target < 20 ms). */
 async function dockerPool(): Promise<void> {
   const pooled = new DockerBackend({ runId: 'bench-pool', pool: 4 });
-  if (!(await pooled.probe().then(() => true, () => false))) return;
+  if (
+    !(await pooled.probe().then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
   try {
     await pooled.open('bench-pool');
     const times: number[] = [];
@@ -128,7 +135,9 @@ async function selfcheckPerBackend(backends: SandboxBackend[], fixtures: Fixture
     const took = performance.now() - t0;
     if (backend.name === 'local') localMs = took;
     const bad = results.filter((r) => r.verdict !== 'valid').map((r) => `${r.fixtureId}=${r.verdict}`);
-    console.log(`  ${backend.name.padEnd(8)} ${ms(took).padStart(12)}   ${localMs ? `${(took / localMs).toFixed(2)}× local` : ''}${bad.length ? `   NOT VALID: ${bad.join(', ')}` : ''}`);
+    console.log(
+      `  ${backend.name.padEnd(8)} ${ms(took).padStart(12)}   ${localMs ? `${(took / localMs).toFixed(2)}× local` : ''}${bad.length ? `   NOT VALID: ${bad.join(', ')}` : ''}`,
+    );
   }
 }
 
@@ -140,9 +149,20 @@ async function main(): Promise<void> {
   const small = fixtures.find((f) => f.id === 'bug02_off_by_one') ?? fixtures[0]!;
   const others: SandboxBackend[] = [];
   const bwrap = new BwrapBackend({ cacheDir: paths.cacheDir });
-  if (await bwrap.probe().then(() => true, (e: Error) => (console.log(`\nbwrap: skipped (${e.message})`), false))) others.push(bwrap);
+  if (
+    await bwrap.probe().then(
+      () => true,
+      (e: Error) => (console.log(`\nbwrap: skipped (${e.message})`), false),
+    )
+  )
+    others.push(bwrap);
   const docker = new DockerBackend({ runId: 'bench' });
-  if (await docker.probe().then(() => true, (e: Error) => (console.log(`docker: skipped (${e.message})`), false))) {
+  if (
+    await docker.probe().then(
+      () => true,
+      (e: Error) => (console.log(`docker: skipped (${e.message})`), false),
+    )
+  ) {
     await docker.open('bench');
     others.push(docker);
   }

@@ -58,7 +58,11 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   const startedAt = resumed ? new Date(resumed.state.startedAt) : new Date();
   const session = new RunSession('destroying sandboxes and writing what finished');
   const ran = await session.run(async (s) => {
-    const backend = await s.step('backend', () => createBackend(options, paths), (b) => b?.close?.());
+    const backend = await s.step(
+      'backend',
+      () => createBackend(options, paths),
+      (b) => b?.close?.(),
+    );
     // Leftovers of runs that were killed (kill -9, power loss): their processes and folders.
     await s.step('gc', () => gcHostSandboxes());
     await s.step('open', () => backend.open?.(runId));
@@ -69,14 +73,28 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
             runId,
             mode: input.mode,
             backend: backend.name,
-            options: { concurrency: options.concurrency, repeat: options.repeat, ids: input.ids, subject: input.provider.subject, baseline: input.baseline ?? true },
+            options: {
+              concurrency: options.concurrency,
+              repeat: options.repeat,
+              ids: input.ids,
+              subject: input.provider.subject,
+              baseline: input.baseline ?? true,
+            },
             fixtureIds: [...broken.map((b) => b.id), ...fixtures.map((f) => f.id)],
             version: harnessVersion(),
           }),
     );
     if (kept.size) process.stderr.write(`resuming ${runId}: ${kept.size} fixture(s) kept, ${fixtures.length + broken.length} to run\n`);
-    const terminal = await s.step('progress', () => new TerminalReporter(fixtures.length + broken.length), (t) => t?.close());
-    const patches = await s.step('patches', () => new PatchSaver(path.join(paths.reportsDir, runId, 'patches')), (p) => p?.flush());
+    const terminal = await s.step(
+      'progress',
+      () => new TerminalReporter(fixtures.length + broken.length),
+      (t) => t?.close(),
+    );
+    const patches = await s.step(
+      'patches',
+      () => new PatchSaver(path.join(paths.reportsDir, runId, 'patches')),
+      (p) => p?.flush(),
+    );
     const outcome = await runFixtures({
       mode: input.mode,
       provider: input.provider,
@@ -146,10 +164,18 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
 async function prepareResume(transcriptsDir: string, input: ExecuteInput, discovery: Discovery): Promise<ResumePoint> {
   const point = await loadResumePoint(transcriptsDir, input.resume!.runId);
   const { state } = point;
-  if (state.mode !== input.mode) throw new RedgreenError('USAGE', `run ${state.runId} is a ${state.mode} run; resume it with \`redgreen ${state.mode} --resume ${state.runId}\``);
+  if (state.mode !== input.mode)
+    throw new RedgreenError(
+      'USAGE',
+      `run ${state.runId} is a ${state.mode} run; resume it with \`redgreen ${state.mode} --resume ${state.runId}\``,
+    );
   const subject = state.options.subject;
   if (subject !== undefined && subject !== input.provider.subject) {
-    throw new RedgreenError('USAGE', `run ${state.runId} graded "${String(subject)}", not "${input.provider.subject}"`, 'resume with the same --patches/--agent as the interrupted run');
+    throw new RedgreenError(
+      'USAGE',
+      `run ${state.runId} graded "${String(subject)}", not "${input.provider.subject}"`,
+      'resume with the same --patches/--agent as the interrupted run',
+    );
   }
   const changed: string[] = [];
   for (const f of discovery.fixtures) {
@@ -157,7 +183,11 @@ async function prepareResume(transcriptsDir: string, input: ExecuteInput, discov
     if (recorded && recorded !== (await fingerprintFixture(f))) changed.push(f.id);
   }
   if (changed.length && !input.resume!.force) {
-    throw new RedgreenError('USAGE', `fixtures or oracles changed since run ${state.runId} was recorded: ${changed.join(', ')}`, 'resume with --force to keep the old results anyway, or start a new run');
+    throw new RedgreenError(
+      'USAGE',
+      `fixtures or oracles changed since run ${state.runId} was recorded: ${changed.join(', ')}`,
+      'resume with --force to keep the old results anyway, or start a new run',
+    );
   }
   for (const id of changed) point.kept.delete(id);
   const stamp = Date.now();

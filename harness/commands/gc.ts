@@ -21,7 +21,10 @@ export type GcOptions = z.infer<typeof GcOptionsSchema>;
  */
 export async function gc(options: GcOptions): Promise<number> {
   const descriptor = backendNamed(options.backend);
-  const outcome = await descriptor.gc!({ runIds: options.run, allHosts: options.allHosts, dryRun: options.dryRun }, descriptor.options.parse({}));
+  const outcome = await descriptor.gc!(
+    { runIds: options.run, allHosts: options.allHosts, dryRun: options.dryRun },
+    descriptor.options.parse({}),
+  );
   if (options.json) process.stdout.write(`${JSON.stringify(outcome.json, null, 2)}\n`);
   else process.stdout.write(`${[...outcome.lines, outcome.summary].join('\n')}\n`);
   return outcome.failed ? 3 : 0;

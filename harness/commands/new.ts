@@ -12,7 +12,12 @@ const NewOptionsSchema = PathOptionsSchema.extend({ runner: RunnerSchema.default
 
 export async function newFixture(id: string, raw: unknown): Promise<number> {
   const options = parseOptions(NewOptionsSchema, raw);
-  if (!z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).safeParse(id).success) {
+  if (
+    !z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/)
+      .safeParse(id).success
+  ) {
     throw new RedgreenError('USAGE', `invalid fixture id "${id}"`, 'use letters, digits, "_", "." and "-"');
   }
   const paths = resolvePaths({ ...options, root: options.root ?? '.' });

@@ -35,6 +35,8 @@ export type SelfcheckOptions = z.infer<typeof SelfcheckOptionsSchema>;
 export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   const r = schema.safeParse(raw);
   if (r.success) return r.data;
-  const lines = r.error.issues.map((i) => `--${i.path.map((p) => String(p).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)).join('.')}: ${i.message}`);
+  const lines = r.error.issues.map(
+    (i) => `--${i.path.map((p) => String(p).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)).join('.')}: ${i.message}`,
+  );
   throw new RedgreenError('USAGE', `invalid option${lines.length > 1 ? 's' : ''}:\n  ${lines.join('\n  ')}`);
 }

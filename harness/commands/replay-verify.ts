@@ -37,7 +37,8 @@ function skipReason(ft: FixtureTranscript): string | null {
   if (ft.missing) return 'never started when recorded: nothing to verify';
   if (!ft.result) return 'unfinished when recorded (no verdict): nothing to verify';
   const r = ft.result;
-  if (r.verdict === 'timeout' && r.timings.agent !== undefined && !r.red && !r.green) return 'the agent timed out when recorded: the verdict did not come from a patch';
+  if (r.verdict === 'timeout' && r.timings.agent !== undefined && !r.red && !r.green)
+    return 'the agent timed out when recorded: the verdict did not come from a patch';
   return null;
 }
 
@@ -58,11 +59,14 @@ export async function verifyRun(input: VerifyInput): Promise<{ fixtures: Fixture
   for (const id of input.fixtureIds) {
     const ft = await readFixture(input.run, id);
     // Output is never compared: drop it, so a large run's transcripts fit in memory together.
-    ft.lines = ft.lines.map((l) => (l.type === 'command' ? { ...l, stdout: { ...l.stdout, text: '' }, stderr: { ...l.stderr, text: '' } } : l));
+    ft.lines = ft.lines.map((l) =>
+      l.type === 'command' ? { ...l, stdout: { ...l.stdout, text: '' }, stderr: { ...l.stderr, text: '' } } : l,
+    );
     transcripts.set(id, ft);
     const skip = skipReason(ft);
     if (skip) settle(ft, 'skipped', [skip]);
-    else if (!(await stat(path.join(input.roots.fixturesDir, id)).catch(() => null))) settle(ft, 'drift', [`fixture ${id} is not in ${input.roots.fixturesDir}`]);
+    else if (!(await stat(path.join(input.roots.fixturesDir, id)).catch(() => null)))
+      settle(ft, 'drift', [`fixture ${id} is not in ${input.roots.fixturesDir}`]);
     else present.push(id);
   }
 
@@ -81,7 +85,9 @@ export async function verifyRun(input: VerifyInput): Promise<{ fixtures: Fixture
     const patch = ft.lines.find((l) => l.type === 'patch');
     if (patch?.type === 'patch' && patch.text !== null) {
       if (patch.sha256 && sha256(patch.text) !== patch.sha256) {
-        settle(ft, 'drift', [`the recorded patch text does not match its recorded sha256 ${short(patch.sha256)}: the transcript was altered`]);
+        settle(ft, 'drift', [
+          `the recorded patch text does not match its recorded sha256 ${short(patch.sha256)}: the transcript was altered`,
+        ]);
         continue;
       }
       patches.set(f.id, { source: patch.source, text: patch.text });
@@ -107,7 +113,8 @@ export async function verifyRun(input: VerifyInput): Promise<{ fixtures: Fixture
   for (const r of outcome.results) {
     const ft = transcripts.get(r.fixtureId)!;
     const differences = diffTraces(traceOf(ft.lines, ft.result), traceOf(events.get(r.fixtureId) ?? [], r));
-    if (ft.problems.length) differences.push(`the transcript has ${ft.problems.length} unreadable line(s) (first: line ${ft.problems[0]!.line})`);
+    if (ft.problems.length)
+      differences.push(`the transcript has ${ft.problems.length} unreadable line(s) (first: line ${ft.problems[0]!.line})`);
     settle(ft, differences.length ? 'drift' : 'same', differences, r.verdict);
   }
   for (const id of outcome.unfinished) settle(transcripts.get(id)!, 'skipped', ['interrupted before it finished']);

@@ -43,12 +43,22 @@ function stdoutWriter(): (text: string) => Promise<void> {
 function selectFixtures(run: TranscriptRun, wanted: readonly string[]): string[] {
   const all = fixtureIds(run);
   const unknown = wanted.filter((id) => !all.includes(id));
-  if (unknown.length) throw new RedgreenError('FIXTURE_NOT_FOUND', `not in run ${run.state.runId}: ${unknown.join(', ')}`, `its fixtures: ${all.join(', ') || '(none)'}`);
+  if (unknown.length)
+    throw new RedgreenError(
+      'FIXTURE_NOT_FOUND',
+      `not in run ${run.state.runId}: ${unknown.join(', ')}`,
+      `its fixtures: ${all.join(', ') || '(none)'}`,
+    );
   return wanted.length ? [...wanted] : all;
 }
 
 function printDrift(d: FixtureDrift): string {
-  const head = d.status === 'same' ? `✔ ${d.fixtureId}  no drift (verdict ${d.verdict})` : d.status === 'skipped' ? `· ${d.fixtureId}  skipped: ${d.differences[0]}` : `✘ ${d.fixtureId}  drift: ${d.differences[0]}`;
+  const head =
+    d.status === 'same'
+      ? `✔ ${d.fixtureId}  no drift (verdict ${d.verdict})`
+      : d.status === 'skipped'
+        ? `· ${d.fixtureId}  skipped: ${d.differences[0]}`
+        : `✘ ${d.fixtureId}  drift: ${d.differences[0]}`;
   const more = d.status === 'drift' ? d.differences.slice(1, 10).map((x) => `    ${x}`) : [];
   if (d.differences.length > 10) more.push(`    … ${d.differences.length - 10} more differences`);
   return [head, ...more].join('\n');
@@ -58,18 +68,28 @@ async function verify(run: TranscriptRun, ids: string[], options: ReplayOptions)
   const paths = resolvePaths(options);
   const session = new RunSession('destroying sandboxes');
   const { outcome, backendName } = await session.run(async (s) => {
-    const backend = await s.step('backend', () => createBackend(options, paths), (b) => b?.close?.());
+    const backend = await s.step(
+      'backend',
+      () => createBackend(options, paths),
+      (b) => b?.close?.(),
+    );
     await s.step('open', () => backend.open?.(`verify-${run.state.runId}`));
-    process.stderr.write(`verifying ${ids.length} fixture(s) of ${run.state.runId} (${run.state.mode}, recorded on ${run.state.backend}) on ${backend.name}\n`);
+    process.stderr.write(
+      `verifying ${ids.length} fixture(s) of ${run.state.runId} (${run.state.mode}, recorded on ${run.state.backend}) on ${backend.name}\n`,
+    );
     const outcome = await verifyRun({ run, fixtureIds: ids, roots: paths, backend, concurrency: options.concurrency, signal: s.signal });
     return { outcome, backendName: backend.name };
   });
   const count = (s: FixtureDrift['status']) => outcome.fixtures.filter((d) => d.status === s).length;
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ runId: run.state.runId, mode: run.state.mode, recordedBackend: run.state.backend, backend: backendName, drifted: count('drift'), fixtures: outcome.fixtures }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ runId: run.state.runId, mode: run.state.mode, recordedBackend: run.state.backend, backend: backendName, drifted: count('drift'), fixtures: outcome.fixtures }, null, 2)}\n`,
+    );
   } else {
     process.stdout.write(`${outcome.fixtures.map(printDrift).join('\n')}\n`);
-    process.stdout.write(`${count('same')} without drift, ${count('drift')} drifted, ${count('skipped')} skipped — replayed on ${backendName}, recorded on ${run.state.backend}\n`);
+    process.stdout.write(
+      `${count('same')} without drift, ${count('drift')} drifted, ${count('skipped')} skipped — replayed on ${backendName}, recorded on ${run.state.backend}\n`,
+    );
   }
   if (outcome.interrupted) return 130;
   return count('drift') ? 1 : 0;
@@ -82,8 +102,16 @@ export async function replay(ref: string, options: ReplayOptions): Promise<numbe
   if (options.verify) return verify(run, ids, options);
   const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
   try {
-    const summary = await renderRun(run, { speed: options.speed, fixtures: ids, style: { color, full: options.full }, write: stdoutWriter() });
-    if (summary.problems) process.stderr.write(`warning: ${summary.problems} transcript line(s) could not be read; they are marked ⚠ with their line numbers\n`);
+    const summary = await renderRun(run, {
+      speed: options.speed,
+      fixtures: ids,
+      style: { color, full: options.full },
+      write: stdoutWriter(),
+    });
+    if (summary.problems)
+      process.stderr.write(
+        `warning: ${summary.problems} transcript line(s) could not be read; they are marked ⚠ with their line numbers\n`,
+      );
   } catch (e) {
     if (!(e instanceof OutputClosed)) throw e;
   }

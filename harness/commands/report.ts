@@ -18,7 +18,14 @@ export const ReportOptionsSchema = PathOptionsSchema.extend({
   format: z
     .string()
     .default('html,junit,md')
-    .transform((s) => [...new Set(s.split(',').map((x) => x.trim()).filter(Boolean))])
+    .transform((s) => [
+      ...new Set(
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+    ])
     .pipe(z.array(z.enum(['html', 'junit', 'md'], { message: 'formats are html, junit and md (comma-separated)' })).min(1)),
   out: z.string().min(1).optional(),
 });
@@ -46,7 +53,12 @@ export async function loadReport(ref: string, dirs: { reportsDir: string; transc
     }
   }
   const text = await readFile(file, 'utf8').catch(() => null);
-  if (text === null) throw new RedgreenError('REPORT_NOT_FOUND', `no report at ${file}`, `pass a run id of ${dirs.reportsDir}, a report folder or a report.json`);
+  if (text === null)
+    throw new RedgreenError(
+      'REPORT_NOT_FOUND',
+      `no report at ${file}`,
+      `pass a run id of ${dirs.reportsDir}, a report folder or a report.json`,
+    );
   let json: { schema?: unknown };
   try {
     json = JSON.parse(text) as { schema?: unknown };
@@ -54,7 +66,10 @@ export async function loadReport(ref: string, dirs: { reportsDir: string; transc
     throw new RedgreenError('REPORT_INVALID', `${file}: not valid JSON (${(e as Error).message})`);
   }
   if (json?.schema !== REPORT_SCHEMA) {
-    throw new RedgreenError('REPORT_INVALID', `${file}: schema ${JSON.stringify(json?.schema ?? null)} is not ${REPORT_SCHEMA}, the report version this redgreen reads`);
+    throw new RedgreenError(
+      'REPORT_INVALID',
+      `${file}: schema ${JSON.stringify(json?.schema ?? null)} is not ${REPORT_SCHEMA}, the report version this redgreen reads`,
+    );
   }
   const parsed = ReportSchema.safeParse(json);
   if (!parsed.success) {
@@ -71,7 +86,11 @@ export async function loadReport(ref: string, dirs: { reportsDir: string; transc
 }
 
 /** Renders the formats for one or several runs (several: a matrix of fixtures × runs). */
-export async function renderFormats(loaded: readonly LoadedReport[], formats: readonly Format[], warn: (m: string) => void): Promise<Map<Format, string>> {
+export async function renderFormats(
+  loaded: readonly LoadedReport[],
+  formats: readonly Format[],
+  warn: (m: string) => void,
+): Promise<Map<Format, string>> {
   const out = new Map<Format, string>();
   const reports = loaded.map((l) => l.report);
   if (formats.includes('html')) {
@@ -94,7 +113,8 @@ function targets(formats: readonly Format[], out: string | undefined, loaded: re
   const ext: Record<Format, string> = { html: '.html', junit: '.xml', md: '.md' };
   if (out && formats.length === 1 && (out === '-' || out.endsWith(ext[formats[0]!]))) return new Map([[formats[0]!, out]]);
   if (out === '-') throw new RedgreenError('USAGE', '--out - (stdout) takes exactly one --format');
-  if (!out && loaded.length > 1) throw new RedgreenError('USAGE', 'several reports make one combined report: say where it goes with --out <file|dir>');
+  if (!out && loaded.length > 1)
+    throw new RedgreenError('USAGE', 'several reports make one combined report: say where it goes with --out <file|dir>');
   const dir = out ?? path.dirname(loaded[0]!.file);
   return new Map(formats.map((f) => [f, path.join(dir, FORMATS[f])]));
 }

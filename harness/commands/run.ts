@@ -48,7 +48,16 @@ export async function run(ids: string[], options: AgentRunOptions): Promise<numb
   const outcomes: ExecuteOutcome[] = [];
   for (const provider of providers) {
     const label = providers.length > 1 ? provider.subject : undefined;
-    const outcome = await execute({ mode: 'run', ids, options, provider, baseline: options.baseline, discovery, label, ...(resume ? { resume } : {}) });
+    const outcome = await execute({
+      mode: 'run',
+      ids,
+      options,
+      provider,
+      baseline: options.baseline,
+      discovery,
+      label,
+      ...(resume ? { resume } : {}),
+    });
     outcomes.push(outcome);
     if (outcome.report.interrupted) break;
   }

@@ -27,7 +27,13 @@ export interface ProjectPaths {
  * A project is a folder with `fixtures/` (and `oracles/`): the given root, else the current
  * folder when it has fixtures, else the bundled fixtures of the package itself.
  */
-export function resolvePaths(options: { root?: string; fixtures?: string; oracles?: string; reports?: string; transcripts?: string }): ProjectPaths {
+export function resolvePaths(options: {
+  root?: string;
+  fixtures?: string;
+  oracles?: string;
+  reports?: string;
+  transcripts?: string;
+}): ProjectPaths {
   const root = path.resolve(options.root ?? (existsSync(path.resolve('fixtures')) ? '.' : PACKAGE_ROOT));
   const cacheBase = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return {

@@ -71,7 +71,9 @@ export class Staging {
   private async applyWith(file: string, opts: string[], fuzzy: boolean): Promise<ApplyOutcome> {
     try {
       await this.git.applyPatch(file, opts);
-      return fuzzy ? { status: 'applied', fuzzy, reason: 'applied by the fuzzy fallback (whitespace ignored, 1 line of context)' } : { status: 'applied' };
+      return fuzzy
+        ? { status: 'applied', fuzzy, reason: 'applied by the fuzzy fallback (whitespace ignored, 1 line of context)' }
+        : { status: 'applied' };
     } catch (e) {
       return { status: 'failed', reason: gitReason(e) };
     }

@@ -27,7 +27,11 @@ export async function guardPatch(patch: ParsedPatch, root: string): Promise<void
       if (reason) throw new RedgreenError('PATCH_UNSAFE', `the patch touches ${JSON.stringify(p)}: ${reason}`);
     }
     if (f.newMode === '120000') {
-      throw new RedgreenError('PATCH_UNSAFE', `the patch creates or changes a symlink at ${JSON.stringify(f.newPath ?? f.oldPath)}`, 'patches may not create symlinks');
+      throw new RedgreenError(
+        'PATCH_UNSAFE',
+        `the patch creates or changes a symlink at ${JSON.stringify(f.newPath ?? f.oldPath)}`,
+        'patches may not create symlinks',
+      );
     }
   }
   for (const f of patch.files) {

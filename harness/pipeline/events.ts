@@ -32,7 +32,16 @@ export type FixtureEvent =
       stderr: StreamRecord;
     }
   | { type: 'file'; phase: Phase; path: string; bytes: number; sha256: string; action: 'write' | 'remove' }
-  | { type: 'patch'; source: string; sha256: string | null; text: string | null; status: string; reason?: string; files: string[]; tampered: string[] }
+  | {
+      type: 'patch';
+      source: string;
+      sha256: string | null;
+      text: string | null;
+      status: string;
+      reason?: string;
+      files: string[];
+      tampered: string[];
+    }
   | { type: 'tests'; phase: Phase; run: number; state: string; counts: Record<string, number>; tests: { id: string; status: string }[] }
   | { type: 'verdict'; verdict: Verdict; reason: string }
   | { type: 'error'; phase: Phase | null; code: string; message: string };

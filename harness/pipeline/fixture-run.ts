@@ -52,36 +52,61 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   let graded: Graded;
   let error: { code: string; message: string } | undefined;
 
-  emit({ type: 'fixture', fixtureId: fixture.id, title: fixture.manifest.title, runner: fixture.manifest.runner, backend: o.backend.name, fixtureSha256: o.fixtureSha256 });
+  emit({
+    type: 'fixture',
+    fixtureId: fixture.id,
+    title: fixture.manifest.title,
+    runner: fixture.manifest.runner,
+    backend: o.backend.name,
+    fixtureSha256: o.fixtureSha256,
+  });
   try {
     const invalid = precheck(fixture, mode);
     if (invalid) {
       graded = { verdict: 'invalid_fixture', reason: invalid };
     } else {
       const ctx = { backend: o.backend, runId: o.runId, signal: o.signal, emit, setupCache: o.setupCache ?? null };
-      const input = o.provider.kind === 'agent' ? await timer.run('agent', () => o.provider.patchFor(fixture, ctx)) : await o.provider.patchFor(fixture, ctx);
+      const input =
+        o.provider.kind === 'agent'
+          ? await timer.run('agent', () => o.provider.patchFor(fixture, ctx))
+          : await o.provider.patchFor(fixture, ctx);
       const inspected = await inspectPatch(input, fixture, { allowEmpty: mode === 'run' });
       patch = inspected.summary;
       if (input.timedOut) graded = { verdict: 'timeout', reason: input.missing ?? 'the agent hit its time limit' };
       else if (mode === 'run' && inspected.summary.status === 'unsafe') {
         // Refused before any sandbox exists: nothing of it is ever written anywhere.
-        emit({ type: 'patch', source: patch.source, sha256: patch.sha256, text: inspected.text, status: 'unsafe', reason: patch.reason ?? '', files: patch.files, tampered: [] });
+        emit({
+          type: 'patch',
+          source: patch.source,
+          sha256: patch.sha256,
+          text: inspected.text,
+          status: 'unsafe',
+          reason: patch.reason ?? '',
+          files: patch.files,
+          tampered: [],
+        });
         graded = scoreAgent(fixture.manifest.tests, patch, null);
       } else {
-        sandbox = await timer.run('create', () => o.backend.create({ runId: o.runId, fixtureId: fixture.id, ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}) }));
+        sandbox = await timer.run('create', () =>
+          o.backend.create({ runId: o.runId, fixtureId: fixture.id, ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}) }),
+        );
         const out = await score(o, timer, sandbox, inspected, (s) => (staging = s));
         ({ red, green, patch, graded } = out);
       }
     }
   } catch (e) {
-    if (o.signal.aborted || isRedgreenError(e, 'INTERRUPTED')) throw new RedgreenError('INTERRUPTED', 'interrupted', undefined, { cause: e });
+    if (o.signal.aborted || isRedgreenError(e, 'INTERRUPTED'))
+      throw new RedgreenError('INTERRUPTED', 'interrupted', undefined, { cause: e });
     error = { code: isRedgreenError(e) ? e.code : 'INTERNAL', message: describeError(e) };
     emit({ type: 'error', phase: timer.current, code: error.code, message: error.message });
     graded = { verdict: 'infra_error', reason: `${timer.current ?? 'run'}: ${error.message}` };
   } finally {
     const sb = sandbox as Sandbox | null;
     if (sb) await timer.run('destroy', () => sb.destroy());
-    await (staging as Promise<Staging> | null)?.then((s) => s.dispose(), () => undefined);
+    await (staging as Promise<Staging> | null)?.then(
+      (s) => s.dispose(),
+      () => undefined,
+    );
   }
   emit({ type: 'verdict', verdict: graded.verdict, reason: graded.reason });
   return {
@@ -115,7 +140,13 @@ function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): string | n
 
 type Scored = { red: TestPhase | null; green: TestPhase | null; patch: PatchSummary; graded: Graded };
 
-async function score(o: FixtureRunOptions, timer: PhaseTimer, sb: Sandbox, inspected: InspectedPatch, keepStaging: (s: Promise<Staging>) => void): Promise<Scored> {
+async function score(
+  o: FixtureRunOptions,
+  timer: PhaseTimer,
+  sb: Sandbox,
+  inspected: InspectedPatch,
+  keepStaging: (s: Promise<Staging>) => void,
+): Promise<Scored> {
   const { fixture, emit } = o;
   const tests = fixture.manifest.tests;
   let red: TestPhase | null = null;

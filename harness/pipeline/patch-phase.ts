@@ -41,7 +41,8 @@ export async function inspectPatch(input: PatchInput, fixture: Fixture, options:
   }
   const hash = sha256(input.text);
   // An agent that changed nothing is graded like any other patch: its tests simply stay RED.
-  if (options.allowEmpty && !input.text.trim()) return { summary: { ...base, sha256: hash, status: 'none', reason: 'empty patch' }, parsed: null, text: input.text };
+  if (options.allowEmpty && !input.text.trim())
+    return { summary: { ...base, sha256: hash, status: 'none', reason: 'empty patch' }, parsed: null, text: input.text };
   try {
     const parsed = parsePatch(input.text);
     await guardPatch(parsed, fixture.dir);
@@ -59,9 +60,23 @@ export function protectedGlobs(fixture: Fixture): string[] {
 }
 
 /** Applies an inspected patch in the staging copy, then writes the changed files into the sandbox. */
-export async function applyPatch(ctx: FixtureContext, patch: InspectedPatch, staging: Promise<Staging> | null, options: { fuzzy?: boolean } = {}): Promise<PatchSummary> {
+export async function applyPatch(
+  ctx: FixtureContext,
+  patch: InspectedPatch,
+  staging: Promise<Staging> | null,
+  options: { fuzzy?: boolean } = {},
+): Promise<PatchSummary> {
   const { summary, parsed, text } = patch;
-  ctx.emit({ type: 'patch', source: summary.source, sha256: summary.sha256, text, status: summary.status, ...(summary.reason ? { reason: summary.reason } : {}), files: summary.files, tampered: [] });
+  ctx.emit({
+    type: 'patch',
+    source: summary.source,
+    sha256: summary.sha256,
+    text,
+    status: summary.status,
+    ...(summary.reason ? { reason: summary.reason } : {}),
+    files: summary.files,
+    tampered: [],
+  });
   if (summary.status === 'none' && summary.reason === 'empty patch') return { ...summary, status: 'applied' };
   if (!parsed || text === null || !staging) return summary;
   const stage = await staging;
@@ -74,5 +89,11 @@ export async function applyPatch(ctx: FixtureContext, patch: InspectedPatch, sta
   const synced = await syncPatch(ctx.sandbox, stage.dir, parsed, protectedMatcher(protectedGlobs(ctx.fixture)));
   for (const p of synced.removed) ctx.emit({ type: 'file', phase: 'patch', path: p, bytes: 0, sha256: '', action: 'remove' });
   for (const w of synced.written) ctx.emit({ type: 'file', phase: 'patch', ...w, action: 'write' });
-  return { ...summary, status: 'applied', tampered: synced.tampered, fuzzy: Boolean(outcome.fuzzy), ...(outcome.reason ? { reason: outcome.reason } : {}) };
+  return {
+    ...summary,
+    status: 'applied',
+    tampered: synced.tampered,
+    fuzzy: Boolean(outcome.fuzzy),
+    ...(outcome.reason ? { reason: outcome.reason } : {}),
+  };
 }

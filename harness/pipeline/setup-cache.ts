@@ -5,9 +5,23 @@ import type { Fixture } from '../fixtures/load.js';
 
 /** Files that decide what a setup installs (seed 002: hash the lockfiles, not the whole tree). */
 export const LOCKFILES = [
-  'package.json', 'package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml',
-  'requirements.txt', 'requirements-dev.txt', 'pyproject.toml', 'poetry.lock', 'Pipfile.lock', 'setup.py', 'setup.cfg',
-  'go.mod', 'go.sum', 'Cargo.toml', 'Cargo.lock', 'Gemfile.lock',
+  'package.json',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'requirements.txt',
+  'requirements-dev.txt',
+  'pyproject.toml',
+  'poetry.lock',
+  'Pipfile.lock',
+  'setup.py',
+  'setup.cfg',
+  'go.mod',
+  'go.sum',
+  'Cargo.toml',
+  'Cargo.lock',
+  'Gemfile.lock',
 ];
 
 /**

@@ -47,7 +47,9 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
 async function storeSetup(ctx: FixtureContext, cache: SetupCache, key: string): Promise<void> {
   try {
     // What was uploaded (the fixture minus what uploads skip) is not setup's work.
-    const uploaded = new Set((await readdir(ctx.fixture.dir)).filter((n) => !DEFAULT_EXCLUDES.includes(n) && !FIXTURE_META_FILES.includes(n)));
+    const uploaded = new Set(
+      (await readdir(ctx.fixture.dir)).filter((n) => !DEFAULT_EXCLUDES.includes(n) && !FIXTURE_META_FILES.includes(n)),
+    );
     const listing = await ctx.sandbox.exec(['ls', '-A1'], { timeoutMs: 30_000 });
     const added = listing.stdout.split('\n').filter((n) => n && !uploaded.has(n));
     if (!added.length) return;
@@ -80,5 +82,6 @@ async function extractInto(sb: Sandbox, tar: Buffer): Promise<void> {
   await sb.writeFiles([{ path: file, content: tar }]);
   const r = await sb.exec(['tar', '-xf', file], { timeoutMs: 300_000 });
   await sb.removeFiles([file]);
-  if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `could not unpack the cached setup: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
+  if (r.exitCode !== 0)
+    throw new RedgreenError('SANDBOX_FAILED', `could not unpack the cached setup: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
 }

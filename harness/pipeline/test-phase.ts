@@ -21,10 +21,16 @@ export async function runTests(ctx: FixtureContext, phase: 'red' | 'green', repe
     if (prepared.files?.length) await ctx.sandbox.writeFiles(prepared.files);
     // A report left by the previous run must never be read as this run's.
     if (prepared.reportFile) await ctx.sandbox.removeFiles([prepared.reportFile]);
-    const exec = await runCommand(ctx, phase, `${phase === 'red' ? 'RED' : 'GREEN'} tests${repeat > 1 ? ` #${i + 1}` : ''}`, prepared.command, {
-      env: prepared.env,
-      timeoutMs: manifest.test.timeoutSec * 1000,
-    });
+    const exec = await runCommand(
+      ctx,
+      phase,
+      `${phase === 'red' ? 'RED' : 'GREEN'} tests${repeat > 1 ? ` #${i + 1}` : ''}`,
+      prepared.command,
+      {
+        env: prepared.env,
+        timeoutMs: manifest.test.timeoutSec * 1000,
+      },
+    );
     if (exec.aborted) throw new RedgreenError('INTERRUPTED', 'interrupted');
     const report = prepared.reportFile
       ? await ctx.sandbox.readFile(prepared.reportFile).then(
@@ -32,7 +38,13 @@ export async function runTests(ctx: FixtureContext, phase: 'red' | 'green', repe
           () => null,
         )
       : null;
-    const parsed = adapter.parse({ report, stdout: exec.stdout, stderr: exec.stderr, exitCode: exec.exitCode, workdir: ctx.sandbox.workdir });
+    const parsed = adapter.parse({
+      report,
+      stdout: exec.stdout,
+      stderr: exec.stderr,
+      exitCode: exec.exitCode,
+      workdir: ctx.sandbox.workdir,
+    });
     const check = checkPhase(parsed, exec.exitCode, exec.timedOut);
     ctx.emit({
       type: 'tests',
@@ -63,7 +75,9 @@ function mergeRuns(runs: TestPhase[]): TestPhase {
   if (runs.length === 1) return first;
   const statuses = new Map<string, Set<string>>();
   for (const r of runs) for (const t of r.tests) (statuses.get(t.id) ?? statuses.set(t.id, new Set()).get(t.id)!).add(t.status);
-  const flaky = [...statuses].filter(([id, s]) => s.size > 1 || runs.some((r) => !r.tests.some((t: TestCase) => t.id === id))).map(([id]) => id);
+  const flaky = [...statuses]
+    .filter(([id, s]) => s.size > 1 || runs.some((r) => !r.tests.some((t: TestCase) => t.id === id)))
+    .map(([id]) => id);
   const timedOut = runs.find((r) => r.state === 'timeout');
   return {
     ...(timedOut ?? first),

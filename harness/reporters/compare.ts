@@ -58,7 +58,14 @@ export interface Comparison {
 }
 
 const ok = (v: Verdict) => EXPECTED.has(v);
-const side = (r: Report): RunSide => ({ runId: r.runId, subject: r.subject, mode: r.mode, fixtures: r.fixtures.length, expected: r.summary.expected, durationMs: r.durationMs });
+const side = (r: Report): RunSide => ({
+  runId: r.runId,
+  subject: r.subject,
+  mode: r.mode,
+  fixtures: r.fixtures.length,
+  expected: r.summary.expected,
+  durationMs: r.durationMs,
+});
 const RANK = { regression: 0, change: 1, improvement: 2 } as const;
 
 function testChanges(id: string, phase: TestChange['phase'], a: TestPhase | null, b: TestPhase | null): TestChange[] {
@@ -133,7 +140,8 @@ function capped<T>(title: string, items: readonly T[], line: (x: T) => string, m
   return out;
 }
 
-const describeSide = (s: RunSide) => `${s.runId} (${s.mode} of ${s.subject}: ${s.expected}/${s.fixtures} ${s.mode === 'selfcheck' ? 'valid' : 'resolved'})`;
+const describeSide = (s: RunSide) =>
+  `${s.runId} (${s.mode} of ${s.subject}: ${s.expected}/${s.fixtures} ${s.mode === 'selfcheck' ? 'valid' : 'resolved'})`;
 
 /** The comparison for a terminal: regressions first, then other verdict changes, tests, timings. */
 export function renderComparison(c: Comparison, max = 50): string {
@@ -148,14 +156,20 @@ export function renderComparison(c: Comparison, max = 50): string {
   const width = Math.max(8, ...c.verdictChanges.slice(0, max).map((v) => v.fixtureId.length));
   lines.push(
     '',
-    ...capped('verdict changes', c.verdictChanges, (v) => `${MARK[v.kind]}  ${v.fixtureId.padEnd(width)}  ${v.from} → ${v.to}  ${v.reason}`, max),
+    ...capped(
+      'verdict changes',
+      c.verdictChanges,
+      (v) => `${MARK[v.kind]}  ${v.fixtureId.padEnd(width)}  ${v.from} → ${v.to}  ${v.reason}`,
+      max,
+    ),
     '',
     ...capped('test status changes', c.testChanges, (t) => `${t.fixtureId}  ${t.phase}  ${t.testId}  ${t.from} → ${t.to}`, max),
     '',
     ...capped(
       `timing changes beyond noise (at least ${c.noise.ms} ms and ${c.noise.ratio}×)`,
       c.timingChanges,
-      (t) => `${t.fixtureId}  ${secs(t.fromMs)} → ${secs(t.toMs)} (${t.toMs > t.fromMs ? '+' : '−'}${secs(Math.abs(t.toMs - t.fromMs))}${t.phase ? `, mostly ${t.phase}` : ''})`,
+      (t) =>
+        `${t.fixtureId}  ${secs(t.fromMs)} → ${secs(t.toMs)} (${t.toMs > t.fromMs ? '+' : '−'}${secs(Math.abs(t.toMs - t.fromMs))}${t.phase ? `, mostly ${t.phase}` : ''})`,
       max,
     ),
     '',

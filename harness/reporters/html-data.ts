@@ -30,7 +30,15 @@ export interface HtmlRun {
 /** How much text the page may carry: the file must stay small for a thousand fixtures. */
 export const BUDGET = { logBytes: 5_000_000, patchBytes: 2_000_000, messageChars: 600, minPerFixture: 1_500, maxPerFixture: 32_000 };
 
-type ClientPhase = { state: string; exit: number; ms: number; source: string; tests: [string, string, string?][]; problems: string[]; flaky: string[] };
+type ClientPhase = {
+  state: string;
+  exit: number;
+  ms: number;
+  source: string;
+  tests: [string, string, string?][];
+  problems: string[];
+  flaky: string[];
+};
 
 export interface ClientFixture {
   id: string;
@@ -73,7 +81,9 @@ export function clip(text: string, max: number): string {
 
 function phase(p: TestPhase | null): ClientPhase | null {
   if (!p) return null;
-  const tests = p.tests.map((t): [string, string, string?] => (t.message && t.status !== 'passed' ? [t.id, t.status, clip(t.message, BUDGET.messageChars)] : [t.id, t.status]));
+  const tests = p.tests.map((t): [string, string, string?] =>
+    t.message && t.status !== 'passed' ? [t.id, t.status, clip(t.message, BUDGET.messageChars)] : [t.id, t.status],
+  );
   return { state: p.state, exit: p.exitCode, ms: p.durationMs, source: p.source, tests, problems: p.problems, flaky: p.flaky };
 }
 
@@ -135,8 +145,16 @@ export function clientRun(run: HtmlRun, totalFixtures: number): ClientRun {
   const lanes = assignLanes(results);
   const fixtures = results.map((f, i): ClientFixture => {
     const extras = run.extras?.get(f.fixtureId);
-    const streams = Math.max(1, (extras?.logs ?? []).reduce((a, l) => a + (l.stdout.text ? 1 : 0) + (l.stderr.text ? 1 : 0), 0));
-    const graded = [f.failToPass ? `failToPass ${f.failToPass.passed}/${f.failToPass.total}` : '', f.passToPass ? `passToPass ${f.passToPass.passed}/${f.passToPass.total}` : ''].filter(Boolean).join(' · ');
+    const streams = Math.max(
+      1,
+      (extras?.logs ?? []).reduce((a, l) => a + (l.stdout.text ? 1 : 0) + (l.stderr.text ? 1 : 0), 0),
+    );
+    const graded = [
+      f.failToPass ? `failToPass ${f.failToPass.passed}/${f.failToPass.total}` : '',
+      f.passToPass ? `passToPass ${f.passToPass.passed}/${f.passToPass.total}` : '',
+    ]
+      .filter(Boolean)
+      .join(' · ');
     const patchText = extras?.patch ?? undefined;
     return {
       id: f.fixtureId,
@@ -155,7 +173,13 @@ export function clientRun(run: HtmlRun, totalFixtures: number): ClientRun {
       ...(f.attempts && f.attempts > 1 ? { attempts: f.attempts } : {}),
       ...(extras
         ? {
-            logs: extras.logs.map(({ stdout, stderr, ...l }) => ({ ...l, out: clip(stdout.text, Math.floor(per / streams)), err: clip(stderr.text, Math.floor(per / streams)), outBytes: stdout.bytes, errBytes: stderr.bytes })),
+            logs: extras.logs.map(({ stdout, stderr, ...l }) => ({
+              ...l,
+              out: clip(stdout.text, Math.floor(per / streams)),
+              err: clip(stderr.text, Math.floor(per / streams)),
+              outBytes: stdout.bytes,
+              errBytes: stderr.bytes,
+            })),
           }
         : {}),
     };

@@ -23,7 +23,9 @@ function card(r: Report): string {
     .sort((a, b) => b[1] - a[1])
     .map(([v, n]) => chip(v, `${v} ${n}`))
     .join(' ');
-  const interrupted = r.interrupted ? `<p class="warn">Interrupted: ${r.unfinished.length} fixture(s) did not finish (${esc(r.unfinished.slice(0, 10).join(', '))}${r.unfinished.length > 10 ? ', …' : ''}).</p>` : '';
+  const interrupted = r.interrupted
+    ? `<p class="warn">Interrupted: ${r.unfinished.length} fixture(s) did not finish (${esc(r.unfinished.slice(0, 10).join(', '))}${r.unfinished.length > 10 ? ', …' : ''}).</p>`
+    : '';
   return `<div class="card">
 <h3>${esc(r.subject)} <small>${esc(r.mode)} on ${esc(r.backend)}</small></h3>
 <p class="big"><b>${s.expected}/${s.denominators.all}</b> ${label} of all fixtures <span>${pct(s.expected, s.denominators.all)}</span></p>

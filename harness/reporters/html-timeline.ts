@@ -55,7 +55,9 @@ export function renderTimeline(run: ClientRun, index: number): string {
       drawn++;
     }
   }
-  const stripes = Array.from({ length: run.lanes }, (_, i) => (i % 2 ? `M0 ${i * (LANE + GAP) + GAP / 2}h${WIDTH}v${LANE + GAP}h-${WIDTH}z` : '')).join('');
+  const stripes = Array.from({ length: run.lanes }, (_, i) =>
+    i % 2 ? `M0 ${i * (LANE + GAP) + GAP / 2}h${WIDTH}v${LANE + GAP}h-${WIDTH}z` : '',
+  ).join('');
   const shapes = [...paths].map(([p, d]) => `<path fill="${PHASE_COLORS[PHASES[p] ?? 'create']}" d="${d.join('')}"/>`).join('');
   const axis = ticks(total)
     .map((t) => `<span style="left:${r1((t / total) * 100)}%">${label(t)}</span>`)

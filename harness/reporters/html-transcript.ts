@@ -24,7 +24,8 @@ export async function loadExtras(report: Report, transcriptDir: string, totalFix
   if (!(await stat(path.join(transcriptDir, 'run.json')).catch(() => null))) return { warning: `no transcript at ${transcriptDir}` };
   try {
     const run = await openRun(transcriptDir);
-    if (run.state.runId !== report.runId) return { warning: `${transcriptDir} is the transcript of ${run.state.runId}, not ${report.runId}` };
+    if (run.state.runId !== report.runId)
+      return { warning: `${transcriptDir} is the transcript of ${run.state.runId}, not ${report.runId}` };
     const extras = new Map<string, FixtureExtras>();
     for (const f of report.fixtures) {
       if (!run.state.fixtures[f.fixtureId]) continue;

@@ -27,9 +27,15 @@ export function renderHtml(runs: readonly HtmlRun[], options: { title?: string }
     colors: PHASES.map((p) => PHASE_COLORS[p]),
     expected: [...EXPECTED],
   };
-  const title = options.title ?? (reports.length === 1 ? `redgreen ${reports[0]!.mode} · ${reports[0]!.subject} · ${reports[0]!.runId}` : `redgreen · ${reports.length} runs`);
+  const title =
+    options.title ??
+    (reports.length === 1
+      ? `redgreen ${reports[0]!.mode} · ${reports[0]!.subject} · ${reports[0]!.runId}`
+      : `redgreen · ${reports.length} runs`);
   const missing = runs.filter((r) => !r.extras).map((r) => r.report.runId);
-  const note = missing.length ? `<p class="warn">No transcript found for ${esc(missing.join(', '))}: patches and logs are not included.</p>` : '';
+  const note = missing.length
+    ? `<p class="warn">No transcript found for ${esc(missing.join(', '))}: patches and logs are not included.</p>`
+    : '';
   return `<!doctype html>
 <html lang="en">
 <head>

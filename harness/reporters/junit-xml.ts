@@ -15,7 +15,10 @@ export interface XmlNode {
  */
 export function escapeXml(s: string): string {
   return s
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(
+      /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    )
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
@@ -31,7 +34,8 @@ export function serializeXml(node: XmlNode, depth = 0): string {
     .join('');
   const children = node.children ?? [];
   if (!children.length) return `${pad}<${node.name}${attrs}/>`;
-  if (children.every((c) => typeof c === 'string')) return `${pad}<${node.name}${attrs}>${children.map((c) => escapeXml(c as string)).join('')}</${node.name}>`;
+  if (children.every((c) => typeof c === 'string'))
+    return `${pad}<${node.name}${attrs}>${children.map((c) => escapeXml(c as string)).join('')}</${node.name}>`;
   const inner = children.map((c) => (typeof c === 'string' ? `${pad}  ${escapeXml(c)}` : serializeXml(c, depth + 1))).join('\n');
   return `${pad}<${node.name}${attrs}>\n${inner}\n${pad}</${node.name}>`;
 }
@@ -50,9 +54,22 @@ function phaseLines(name: string, p: TestPhase | null): string[] {
 
 /** The story of a fixture in plain text, for the failure body and system-out. */
 function details(f: FixtureResult): string {
-  const graded = [f.failToPass ? `failToPass ${f.failToPass.passed}/${f.failToPass.total}` : '', f.passToPass ? `passToPass ${f.passToPass.passed}/${f.passToPass.total}` : ''].filter(Boolean);
-  const patch = f.patch ? [`patch: ${f.patch.status} (${f.patch.source})${f.patch.reason ? `: ${f.patch.reason}` : ''}${f.patch.tampered.length ? `; tampered: ${f.patch.tampered.join(', ')}` : ''}`] : [];
-  return [`${f.verdict}: ${f.reason}`, ...(graded.length ? [graded.join(', ')] : []), ...patch, ...phaseLines('RED', f.red), ...phaseLines('GREEN', f.green)].join('\n');
+  const graded = [
+    f.failToPass ? `failToPass ${f.failToPass.passed}/${f.failToPass.total}` : '',
+    f.passToPass ? `passToPass ${f.passToPass.passed}/${f.passToPass.total}` : '',
+  ].filter(Boolean);
+  const patch = f.patch
+    ? [
+        `patch: ${f.patch.status} (${f.patch.source})${f.patch.reason ? `: ${f.patch.reason}` : ''}${f.patch.tampered.length ? `; tampered: ${f.patch.tampered.join(', ')}` : ''}`,
+      ]
+    : [];
+  return [
+    `${f.verdict}: ${f.reason}`,
+    ...(graded.length ? [graded.join(', ')] : []),
+    ...patch,
+    ...phaseLines('RED', f.red),
+    ...phaseLines('GREEN', f.green),
+  ].join('\n');
 }
 
 function testcase(report: Report, f: FixtureResult): XmlNode {
@@ -65,7 +82,13 @@ function testcase(report: Report, f: FixtureResult): XmlNode {
   return {
     name: 'testcase',
     attrs: { classname: `redgreen.${report.mode}.${report.subject}`, name: f.fixtureId, time: secs(f.durationMs) },
-    children: [{ name: 'properties', children: [prop('verdict', f.verdict), prop('backend', f.backend), ...(f.title ? [prop('title', f.title)] : [])] }, ...children],
+    children: [
+      {
+        name: 'properties',
+        children: [prop('verdict', f.verdict), prop('backend', f.backend), ...(f.title ? [prop('title', f.title)] : [])],
+      },
+      ...children,
+    ],
   };
 }
 
@@ -76,11 +99,32 @@ function testsuite(report: Report): XmlNode {
   const errors = report.fixtures.filter((f) => NOT_SCORED.has(f.verdict)).length;
   return {
     name: 'testsuite',
-    attrs: { name: `redgreen ${report.mode} · ${report.subject}`, id: report.runId, tests: report.fixtures.length, failures, errors, skipped: 0, time: secs(report.durationMs), timestamp: report.startedAt.replace(/Z$/, ''), hostname: report.backend },
+    attrs: {
+      name: `redgreen ${report.mode} · ${report.subject}`,
+      id: report.runId,
+      tests: report.fixtures.length,
+      failures,
+      errors,
+      skipped: 0,
+      time: secs(report.durationMs),
+      timestamp: report.startedAt.replace(/Z$/, ''),
+      hostname: report.backend,
+    },
     children: [
-      { name: 'properties', children: [prop('runId', report.runId), prop('mode', report.mode), prop('subject', report.subject), prop('backend', report.backend), prop('denominators', `all ${report.summary.denominators.all}, scored ${report.summary.denominators.scored}`)] },
+      {
+        name: 'properties',
+        children: [
+          prop('runId', report.runId),
+          prop('mode', report.mode),
+          prop('subject', report.subject),
+          prop('backend', report.backend),
+          prop('denominators', `all ${report.summary.denominators.all}, scored ${report.summary.denominators.scored}`),
+        ],
+      },
       ...report.fixtures.map((f) => testcase(report, f)),
-      ...(report.unfinished.length ? [{ name: 'system-err', children: [`interrupted: did not finish: ${report.unfinished.join(', ')}`] }] : []),
+      ...(report.unfinished.length
+        ? [{ name: 'system-err', children: [`interrupted: did not finish: ${report.unfinished.join(', ')}`] }]
+        : []),
     ],
   };
 }

@@ -24,7 +24,11 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(2)}s`;
 const counts = (p: FixtureResult['red']) => (p ? `${p.counts.failed + p.counts.errors} failed / ${p.counts.passed} passed` : '—');
 
 function table(head: string[], rows: string[][], maxRows: number): string[] {
-  const out = [`| ${head.join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`, ...rows.slice(0, maxRows).map((r) => `| ${r.join(' | ')} |`)];
+  const out = [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => ' --- ').join('|')}|`,
+    ...rows.slice(0, maxRows).map((r) => `| ${r.join(' | ')} |`),
+  ];
   if (rows.length > maxRows) out.push('', `_… and ${rows.length - maxRows} more (see report.html or report.json)_`);
   return out;
 }
@@ -38,18 +42,46 @@ function runSection(r: Report, level: string, maxRows: number, withAll: boolean)
     '',
     `**${s.expected}/${s.denominators.all}** ${label} of all fixtures (${pct(s.expected, s.denominators.all)}) · **${s.expected}/${s.denominators.scored}** excluding infra errors and invalid fixtures (${pct(s.expected, s.denominators.scored)})`,
     '',
-    ...table(['verdict', 'fixtures'], verdictCounts(s.byVerdict).sort((a, b) => b[1] - a[1]).map(([v, n]) => [`\`${v}\``, String(n)]), maxRows),
+    ...table(
+      ['verdict', 'fixtures'],
+      verdictCounts(s.byVerdict)
+        .sort((a, b) => b[1] - a[1])
+        .map(([v, n]) => [`\`${v}\``, String(n)]),
+      maxRows,
+    ),
     '',
     `Tests before the patch: ${s.tests.red.failed} failed / ${s.tests.red.passed} passed · after: ${s.tests.green.failed} failed / ${s.tests.green.passed} passed`,
     `Run \`${cell(r.runId)}\` on \`${cell(r.backend)}\` · concurrency ${r.concurrency} · ${secs(r.durationMs)}${r.interrupted ? ` · **interrupted**: ${r.unfinished.length} unfinished` : ''}`,
   ];
   const missed = r.fixtures.filter((f) => !expected(f.verdict));
   if (missed.length) {
-    out.push('', `${level}# Did not meet the expectation (${missed.length})`, '', ...table(['fixture', 'verdict', 'reason'], missed.map((f) => [`\`${cell(f.fixtureId)}\``, `\`${f.verdict}\``, cell(f.reason)]), maxRows));
+    out.push(
+      '',
+      `${level}# Did not meet the expectation (${missed.length})`,
+      '',
+      ...table(
+        ['fixture', 'verdict', 'reason'],
+        missed.map((f) => [`\`${cell(f.fixtureId)}\``, `\`${f.verdict}\``, cell(f.reason)]),
+        maxRows,
+      ),
+    );
   }
   if (withAll) {
-    const rows = r.fixtures.map((f) => [`\`${cell(f.fixtureId)}\``, `${expected(f.verdict) ? '✔' : '✘'} \`${f.verdict}\``, counts(f.red), counts(f.green), secs(f.durationMs)]);
-    out.push('', `<details><summary>All ${r.fixtures.length} fixtures</summary>`, '', ...table(['fixture', 'verdict', 'RED', 'GREEN', 'time'], rows, maxRows), '', '</details>');
+    const rows = r.fixtures.map((f) => [
+      `\`${cell(f.fixtureId)}\``,
+      `${expected(f.verdict) ? '✔' : '✘'} \`${f.verdict}\``,
+      counts(f.red),
+      counts(f.green),
+      secs(f.durationMs),
+    ]);
+    out.push(
+      '',
+      `<details><summary>All ${r.fixtures.length} fixtures</summary>`,
+      '',
+      ...table(['fixture', 'verdict', 'RED', 'GREEN', 'time'], rows, maxRows),
+      '',
+      '</details>',
+    );
   }
   return out;
 }
@@ -66,7 +98,13 @@ function matrix(reports: readonly Report[], maxRows: number): string[] {
     '',
     `${same} of ${ids.length} fixtures have the same verdict in every run; the ${rows.length} that differ:`,
     '',
-    ...(rows.length ? table(['fixture', ...reports.map((r) => cell(r.subject))], rows.map((row) => [`\`${cell(row.id)}\``, ...row.verdicts.map(shown)]), maxRows) : []),
+    ...(rows.length
+      ? table(
+          ['fixture', ...reports.map((r) => cell(r.subject))],
+          rows.map((row) => [`\`${cell(row.id)}\``, ...row.verdicts.map(shown)]),
+          maxRows,
+        )
+      : []),
   ];
 }
 

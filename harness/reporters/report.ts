@@ -59,7 +59,10 @@ export function summarize(results: readonly FixtureResult[]): Summary {
   const phaseTotalsMs: Record<string, number> = Object.fromEntries(PHASES.map((p) => [p, 0]));
   for (const r of results) {
     byVerdict[r.verdict] = (byVerdict[r.verdict] ?? 0) + 1;
-    for (const [k, phase] of [['red', r.red], ['green', r.green]] as const) {
+    for (const [k, phase] of [
+      ['red', r.red],
+      ['green', r.green],
+    ] as const) {
       if (!phase) continue;
       tests[k].passed += phase.counts.passed;
       tests[k].failed += phase.counts.failed + phase.counts.errors;

@@ -24,7 +24,9 @@ export function renderTable(report: Report): string {
     table.toString(),
     `tests before: ${s.tests.red.failed} failed / ${s.tests.red.passed} passed   after: ${s.tests.green.failed} failed / ${s.tests.green.passed} passed`,
     `${label}: ${s.expected}/${s.denominators.all} of all fixtures, ${s.expected}/${s.denominators.scored} excluding infra errors and invalid fixtures` +
-      `   (${verdictCounts(s.byVerdict).map(([v, n]) => `${v} ${n}`).join(', ')})`,
+      `   (${verdictCounts(s.byVerdict)
+        .map(([v, n]) => `${v} ${n}`)
+        .join(', ')})`,
   ];
   if (report.interrupted) lines.push(`interrupted: ${report.unfinished.length} fixture(s) did not finish: ${report.unfinished.join(', ')}`);
   return lines.join('\n');

@@ -51,7 +51,14 @@ export function interleave(stdout: string, stderr: string): string {
   for (let i = 0; i < lines.length; i++) {
     if (BLOCK.test(lines[i]!)) {
       const first = lines.slice(i + 1, i + 50).find((l) => l.startsWith('test '));
-      const doc = first !== undefined && DOCTEST_NAME.test(first.slice(5).replace(/ \.\.\. .*$/, '').replace(KIND, ''));
+      const doc =
+        first !== undefined &&
+        DOCTEST_NAME.test(
+          first
+            .slice(5)
+            .replace(/ \.\.\. .*$/, '')
+            .replace(KIND, ''),
+        );
       // Doc-tests run after every other binary: a block past the last name is one of them.
       out.push(doc ? '   Doc-tests ?' : (headers.shift() ?? (sawHeaders ? '   Doc-tests ?' : '     Running ?')));
     }
@@ -159,12 +166,20 @@ function blockCases(b: Block): (TestCase & { stem: string })[] {
     // A verdict lost in printed output: the failures list is the truth; without it, the summary.
     const status = b.failures.has(name) ? 'failed' : (t.status ?? (b.done ? 'passed' : 'failed'));
     const clean = names?.get(name) ?? name;
-    const message = status === 'failed' ? (firstLines(t.lines.join('\n')) ?? (b.done ? undefined : 'the test binary exited before this test finished')) : undefined;
+    const message =
+      status === 'failed'
+        ? (firstLines(t.lines.join('\n')) ?? (b.done ? undefined : 'the test binary exited before this test finished'))
+        : undefined;
     out.push({ id: `${b.target}::${clean}`, status, stem: b.stem, ...(message ? { message } : {}) });
   }
   if (!b.done) {
     const why = b.tail.filter((l) => /process didn't exit successfully|signal:|error:/.test(l));
-    out.push({ id: b.target, status: 'error', stem: b.stem, message: firstLines(why.join('\n')) ?? 'the test binary exited before its summary' });
+    out.push({
+      id: b.target,
+      status: 'error',
+      stem: b.stem,
+      message: firstLines(why.join('\n')) ?? 'the test binary exited before its summary',
+    });
   }
   return out;
 }
@@ -212,7 +227,10 @@ export const cargoAdapter: RunnerAdapter = {
   infrastructure: ['Cargo.toml', 'Cargo.lock', 'build.rs', '.cargo/config', '.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml'],
   prepare(ctx) {
     // Without it, the first failing test binary stops cargo and the later ones report nothing.
-    let command = isPlainCargoTest(ctx.command) && !/\s--no-fail-fast(\s|$)/.test(ctx.command) ? ctx.command.replace(CARGO_TEST, '$1 --no-fail-fast') : ctx.command;
+    let command =
+      isPlainCargoTest(ctx.command) && !/\s--no-fail-fast(\s|$)/.test(ctx.command)
+        ? ctx.command.replace(CARGO_TEST, '$1 --no-fail-fast')
+        : ctx.command;
     // cargo names each test binary on stderr, libtest reports on stdout: one stream keeps the order.
     command = `{ ${command}\n} 2>&1`;
     return { command, env: {} };

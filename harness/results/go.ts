@@ -36,7 +36,14 @@ const FRAME = /^=== (RUN|CONT|NAME|PAUSE)\s+(\S+)/;
 // The line go test prints when a package is done (always with a tab after the word):
 // `ok  \tpkg\t0.01s`, `FAIL\tpkg\t0.01s`, `FAIL\tpkg [build failed]`, `?   \tpkg\t[no test files]`.
 const SUMMARY = /^(ok|FAIL|\?)\s*\t(\S+)(?:\t|$| \[(build failed|setup failed)\])/;
-const STATUS: Record<string, TestStatus> = { PASS: 'passed', FAIL: 'failed', SKIP: 'skipped', pass: 'passed', fail: 'failed', skip: 'skipped' };
+const STATUS: Record<string, TestStatus> = {
+  PASS: 'passed',
+  FAIL: 'failed',
+  SKIP: 'skipped',
+  pass: 'passed',
+  fail: 'failed',
+  skip: 'skipped',
+};
 
 function pkgOf(pkgs: Map<string, GoPackage>, name: string): GoPackage {
   let p = pkgs.get(name);
@@ -160,7 +167,10 @@ function toCases(name: string, p: GoPackage, stderr: string): TestCase[] {
     // When the package still passed, test2json only lost its line, so it passed too.
     const status = t.status ?? (p.result === 'pass' ? 'passed' : 'failed');
     const lines = t.lines.map((l) => l.trim()).filter((l) => l && !NOISE.test(l));
-    const message = status === 'failed' ? (firstLines(lines.join('\n')) ?? (t.status ? undefined : 'the test never finished: the test binary exited')) : undefined;
+    const message =
+      status === 'failed'
+        ? (firstLines(lines.join('\n')) ?? (t.status ? undefined : 'the test never finished: the test binary exited'))
+        : undefined;
     out.push({
       id: name ? `${name}::${test}` : test,
       status,

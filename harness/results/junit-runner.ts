@@ -31,7 +31,13 @@ function suiteErrors(suites: JUnitSuite[]): TestCase[] {
     if (s.message) return [{ id: s.path.join(' > '), status: 'error' as const, message: s.message }];
     if (!short[i] || covered.has(i)) return [];
     const n = s.declared - s.failing;
-    return [{ id: s.path.join(' > '), status: 'error' as const, message: `the suite reports ${n} failure${n > 1 ? 's' : ''} outside its test cases` }];
+    return [
+      {
+        id: s.path.join(' > '),
+        status: 'error' as const,
+        message: `the suite reports ${n} failure${n > 1 ? 's' : ''} outside its test cases`,
+      },
+    ];
   });
 }
 
@@ -56,7 +62,8 @@ export const junitAdapter: RunnerAdapter = {
     return { command: ctx.command, env: {}, ...(reportFile ? { reportFile } : {}) };
   },
   parse(input) {
-    if (input.report === null) return { source: 'none', tests: [], counts: countTests([]), note: 'the command left no JUnit XML at test.reportPath' };
+    if (input.report === null)
+      return { source: 'none', tests: [], counts: countTests([]), note: 'the command left no JUnit XML at test.reportPath' };
     try {
       const tests = parseJUnitReport(input.report);
       const note = tests.length ? undefined : 'the JUnit XML at test.reportPath has no <testcase>';

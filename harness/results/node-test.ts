@@ -24,7 +24,12 @@ export function parseNodeEvents(jsonl: string, workdir: string): TestCase[] {
     }
     // A suite fails when its subtests fail (already counted) or when it breaks on its own (a hook).
     if (e.type === 'suite' && (e.status !== 'failed' || /subtests? failed$/.test(e.message ?? ''))) continue;
-    const file = e.file ? path.relative(workdir, e.file.replace(/^file:\/\//, '')).split(path.sep).join('/') : '';
+    const file = e.file
+      ? path
+          .relative(workdir, e.file.replace(/^file:\/\//, ''))
+          .split(path.sep)
+          .join('/')
+      : '';
     const name = e.path.join(' > ');
     // A file that fails to load is reported as a failing test named after the file itself.
     const id = file && name !== e.file ? `${file}::${name}` : file || name;

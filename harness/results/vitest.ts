@@ -42,7 +42,9 @@ export function parseVitestJson(json: string, workdir: string): TestCase[] {
     // A file that failed with no failing test (it did not load, or a beforeAll hook threw and its
     // tests were skipped) is one broken test named after the file.
     if (file.status === 'failed' && !cases.some((a) => a.status === 'failed')) {
-      const message = file.message ? firstLines(file.message.replace(ANSI, '')) : 'the file failed outside its tests (a hook or its import)';
+      const message = file.message
+        ? firstLines(file.message.replace(ANSI, ''))
+        : 'the file failed outside its tests (a hook or its import)';
       tests.push({ id: rel, status: 'error', message: message! });
     }
   }

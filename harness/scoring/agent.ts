@@ -34,7 +34,8 @@ export function checkBaseline(tests: Manifest['tests'], red: TestPhase): string 
 export function scoreAgent(tests: Manifest['tests'], patch: PatchSummary, green: TestPhase | null): AgentScore {
   const none = { failToPass: null, passToPass: null, flakyDependence: [] };
   if (patch.status === 'unsafe') return { ...none, verdict: 'rejected', reason: `unsafe patch: ${patch.reason ?? ''}` };
-  if (patch.status !== 'applied') return { ...none, verdict: 'patch_error', reason: `${patch.status.replace(/_/g, ' ')}: ${patch.reason ?? ''}` };
+  if (patch.status !== 'applied')
+    return { ...none, verdict: 'patch_error', reason: `${patch.status.replace(/_/g, ' ')}: ${patch.reason ?? ''}` };
   if (!green) return { ...none, verdict: 'infra_error', reason: 'the GREEN run did not happen' };
   if (green.state === 'timeout') return { ...none, verdict: 'timeout', reason: 'the tests timed out after the patch' };
   const f2pFailing = tests.failToPass.filter((id) => statusIn(green, id) !== 'passed');

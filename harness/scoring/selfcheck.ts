@@ -38,7 +38,8 @@ export function scoreSelfcheck(tests: Manifest['tests'], red: TestPhase, patch: 
     };
   }
   const notGreen = [...tests.failToPass, ...tests.passToPass].filter((id) => statusIn(green, id) !== 'passed');
-  if (notGreen.length) return { verdict: 'not_green', reason: `declared tests not passing after the oracle (missing counts as failed): ${list(notGreen)}` };
+  if (notGreen.length)
+    return { verdict: 'not_green', reason: `declared tests not passing after the oracle (missing counts as failed): ${list(notGreen)}` };
   const brokenP2P = tests.passToPass.filter((id) => statusIn(red, id) !== 'passed');
   if (brokenP2P.length) return { verdict: 'not_red', reason: `passToPass tests do not pass before the patch: ${list(brokenP2P)}` };
   const observed = observeTransitions(red, green);

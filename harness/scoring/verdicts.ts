@@ -1,7 +1,16 @@
 import { z } from 'zod';
 
 /** One taxonomy for every reporter (design: Verdicts). */
-export const SELFCHECK_VERDICTS = ['valid', 'not_red', 'not_green', 'patch_error', 'timeout', 'flaky', 'infra_error', 'invalid_fixture'] as const;
+export const SELFCHECK_VERDICTS = [
+  'valid',
+  'not_red',
+  'not_green',
+  'patch_error',
+  'timeout',
+  'flaky',
+  'infra_error',
+  'invalid_fixture',
+] as const;
 export const AGENT_VERDICTS = ['resolved', 'unresolved', 'patch_error', 'rejected', 'timeout', 'infra_error', 'invalid_fixture'] as const;
 
 export type SelfcheckVerdict = (typeof SELFCHECK_VERDICTS)[number];

@@ -29,11 +29,15 @@ describe('redgreen CLI', () => {
     const summary = summarize(seeds);
     expect(summary.tests).toEqual({ red: { failed: 12, passed: 13 }, green: { failed: 0, passed: 25 } });
     expect(summary.denominators).toEqual({ all: 5, scored: 5 });
-    for (const phase of ['create', 'upload', 'setup', 'red', 'patch', 'green', 'destroy']) expect(seeds[0]!.timings[phase]).toBeTypeOf('number');
+    for (const phase of ['create', 'upload', 'setup', 'red', 'patch', 'green', 'destroy'])
+      expect(seeds[0]!.timings[phase]).toBeTypeOf('number');
     // The transcript has run.json plus a JSONL per fixture.
     const run = RunStateSchema.parse(JSON.parse(readFileSync(path.join(recorded.transcriptsDir, report.runId, 'run.json'), 'utf8')));
     expect(run.status).toBe('completed');
-    const lines = readFileSync(path.join(recorded.transcriptsDir, report.runId, 'bug02_off_by_one.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; phase?: string });
+    const lines = readFileSync(path.join(recorded.transcriptsDir, report.runId, 'bug02_off_by_one.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; phase?: string });
     expect(lines[0]!.type).toBe('fixture');
     expect(lines.filter((l) => l.type === 'command').map((l) => l.phase)).toEqual(['red', 'green']);
     expect(lines.some((l) => l.type === 'patch')).toBe(true);
@@ -120,7 +124,10 @@ describe('redgreen CLI', () => {
     const t = uniqueSleep();
     const sock = path.join(root, 'running.sock');
     // The hanging test starts its sleep, then says so on the socket.
-    await writeFile(path.join(root, 'fixtures/hang/test_calc.py'), `import subprocess\n\ndef test_hang():\n    p = subprocess.Popen(["sleep", "${t}"])\n${pythonNotify(sock)}    p.wait()\n`);
+    await writeFile(
+      path.join(root, 'fixtures/hang/test_calc.py'),
+      `import subprocess\n\ndef test_hang():\n    p = subprocess.Popen(["sleep", "${t}"])\n${pythonNotify(sock)}    p.wait()\n`,
+    );
     const ready = listenReady(sock);
     const cli = spawnCli(['selfcheck', '--concurrency', '2'], { cwd: root });
     try {

@@ -9,7 +9,14 @@ import { runCli } from '../helpers/cli.js';
 
 /** Debian's chromium. In CI (CI=true) it must be there: a missing browser fails, never skips. */
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
 const suite = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
 
 let browser: Browser;
@@ -27,7 +34,19 @@ async function renderReport(n: number, name: string): Promise<string> {
   other.fixtures.forEach((f, i) => (f.verdict = i % 3 ? f.verdict : 'not_green'));
   await writeFile(path.join(dir, 'b.json'), JSON.stringify(other));
   const out = path.join(dir, 'matrix.html');
-  const r = await runCli(['report', runId, path.join(dir, 'b.json'), '--format', 'html', '--out', out, '--reports', reportsDir, '--transcripts', transcriptsDir]);
+  const r = await runCli([
+    'report',
+    runId,
+    path.join(dir, 'b.json'),
+    '--format',
+    'html',
+    '--out',
+    out,
+    '--reports',
+    reportsDir,
+    '--transcripts',
+    transcriptsDir,
+  ]);
   expect(r.stderr).toContain('warning: no transcript at'); // the doctored second run has none
   expect(r.code).toBe(0);
   return out;

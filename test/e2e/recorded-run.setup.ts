@@ -10,8 +10,19 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   const root = await bundledProject('rg-e2e-recorded-');
   const r = await runCli(['selfcheck'], { cwd: root });
   const runs = await readdir(path.join(root, 'reports')).catch(() => []);
-  if (runs.length !== 1) throw new Error(`the shared selfcheck of the bundled fixtures wrote ${runs.length} reports (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
-  const run: RecordedRun = { root, runId: runs[0]!, reportsDir: path.join(root, 'reports'), transcriptsDir: path.join(root, 'transcripts'), code: r.code, stdout: r.stdout, stderr: r.stderr };
+  if (runs.length !== 1)
+    throw new Error(
+      `the shared selfcheck of the bundled fixtures wrote ${runs.length} reports (exit ${r.code}):\n${r.stdout}\n${r.stderr}`,
+    );
+  const run: RecordedRun = {
+    root,
+    runId: runs[0]!,
+    reportsDir: path.join(root, 'reports'),
+    transcriptsDir: path.join(root, 'transcripts'),
+    code: r.code,
+    stdout: r.stdout,
+    stderr: r.stderr,
+  };
   project.provide('recordedRun', run);
   return () => rm(root, { recursive: true, force: true });
 }

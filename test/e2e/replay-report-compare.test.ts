@@ -29,7 +29,13 @@ function bwrapAvailable(): boolean {
 
 /** A copy of the run's report under another run id, with some fixtures' verdicts changed. */
 async function doctored(runId: string, verdicts: Record<string, Verdict>, drop: string[] = []): Promise<string> {
-  const r: Report = { ...report, runId, fixtures: report.fixtures.filter((f) => !drop.includes(f.fixtureId)).map((f) => ({ ...f, ...(verdicts[f.fixtureId] ? { verdict: verdicts[f.fixtureId]!, reason: 'doctored' } : {}) })) };
+  const r: Report = {
+    ...report,
+    runId,
+    fixtures: report.fixtures
+      .filter((f) => !drop.includes(f.fixtureId))
+      .map((f) => ({ ...f, ...(verdicts[f.fixtureId] ? { verdict: verdicts[f.fixtureId]!, reason: 'doctored' } : {}) })),
+  };
   await mkdir(path.join(dirs.reportsDir, runId), { recursive: true });
   await writeFile(path.join(dirs.reportsDir, runId, 'report.json'), JSON.stringify(r));
   return runId;
@@ -100,7 +106,15 @@ describe('replay', () => {
     const file = path.join(copy, 'js_cart_total.jsonl');
     const text = await readFile(file, 'utf8');
     // The recording now claims GREEN exited 1 with a failing test: the re-execution disagrees.
-    const altered = text.split('\n').map((l) => (l.includes('"label":"GREEN tests"') ? l.replace('"exitCode":0', '"exitCode":1') : l.includes('"type":"tests","phase":"green"') ? l.replace('"status":"passed"', '"status":"failed"') : l));
+    const altered = text
+      .split('\n')
+      .map((l) =>
+        l.includes('"label":"GREEN tests"')
+          ? l.replace('"exitCode":0', '"exitCode":1')
+          : l.includes('"type":"tests","phase":"green"')
+            ? l.replace('"status":"passed"', '"status":"failed"')
+            : l,
+      );
     await writeFile(file, altered.join('\n'));
     const r = await runCli(['replay', copy, '--verify', ...TWO, '--json', '--root', recorded.root]);
     expect(r.code).toBe(1);
@@ -142,7 +156,8 @@ describe('report', () => {
     expect(await readFile(path.join(dest, 'summary.md'), 'utf8')).toContain(`**${N}/${N}** valid of all fixtures`);
     // Every run already wrote them next to its report.json.
     const reportDir = path.join(dirs.reportsDir, report.runId);
-    for (const f of ['report.html', 'junit.xml', 'summary.md']) expect((await readFile(path.join(reportDir, f), 'utf8')).length).toBeGreaterThan(100);
+    for (const f of ['report.html', 'junit.xml', 'summary.md'])
+      expect((await readFile(path.join(reportDir, f), 'utf8')).length).toBeGreaterThan(100);
     const md = await runCli(['report', reportDir, '--format', 'md', '--out', '-']);
     expect(md.stdout).toMatch(new RegExp(`^## ✅ redgreen selfcheck · oracle — valid ${N}/${N}`));
   });

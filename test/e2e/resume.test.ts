@@ -25,7 +25,8 @@ async function project(): Promise<{ root: string; sock: string }> {
   return { root, sock };
 }
 
-const verdicts = (stdout: string) => ReportSchema.parse(JSON.parse(stdout)).fixtures.map((f) => [f.fixtureId, f.verdict, f.red?.counts, f.green?.counts]);
+const verdicts = (stdout: string) =>
+  ReportSchema.parse(JSON.parse(stdout)).fixtures.map((f) => [f.fixtureId, f.verdict, f.red?.counts, f.green?.counts]);
 
 describe('resume', () => {
   test('a run killed with kill -9 halfway resumes to the report an uninterrupted run gives', async () => {
@@ -37,14 +38,18 @@ describe('resume', () => {
     const listener = listenReady(sock);
     try {
       const killed = spawnCli(['selfcheck', '-j', '1'], { cwd: root });
-      const exitedEarly = killed.result.then((r) => Promise.reject(new Error(`the run ended before the third fixture's test started (exit ${r.code}):\n${r.stderr}`)));
+      const exitedEarly = killed.result.then((r) =>
+        Promise.reject(new Error(`the run ended before the third fixture's test started (exit ${r.code}):\n${r.stderr}`)),
+      );
       await Promise.race([listener.connected, exitedEarly]);
       killed.child.kill('SIGKILL');
       expect((await killed.result).signal).toBe('SIGKILL');
     } finally {
       listener.close();
     }
-    const runs = readdirSync(path.join(root, 'transcripts')).filter((r) => !JSON.parse(readFileSync(path.join(root, 'transcripts', r, 'run.json'), 'utf8')).status.startsWith('completed'));
+    const runs = readdirSync(path.join(root, 'transcripts')).filter(
+      (r) => !JSON.parse(readFileSync(path.join(root, 'transcripts', r, 'run.json'), 'utf8')).status.startsWith('completed'),
+    );
     expect(runs).toHaveLength(1);
     const runId = runs[0]!;
 

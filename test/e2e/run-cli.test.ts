@@ -25,7 +25,10 @@ describe('redgreen run', () => {
     expect(nop.code).toBe(1);
     const n = ReportSchema.parse(JSON.parse(nop.stdout));
     expect(n.summary.byVerdict).toEqual({ unresolved: 2 });
-    expect(n.fixtures.map((f) => f.failToPass)).toEqual([{ passed: 0, total: 2 }, { passed: 0, total: 2 }]);
+    expect(n.fixtures.map((f) => f.failToPass)).toEqual([
+      { passed: 0, total: 2 },
+      { passed: 0, total: 2 },
+    ]);
   });
 
   test('--patches predictions.jsonl: one run per model, bad lines named with their number, the rest graded', async () => {

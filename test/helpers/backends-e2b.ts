@@ -22,7 +22,15 @@ export function e2bBackendOptions(extra: Partial<E2BBackendOptions> = {}): E2BBa
 export async function runOnE2B(
   backend: E2BBackend,
   discovery: Discovery,
-  opts: { runId: string; mode?: 'selfcheck' | 'run'; provider?: PatchProvider; concurrency?: number; infraRetries?: number; signal?: AbortSignal; observer?: RunObserver },
+  opts: {
+    runId: string;
+    mode?: 'selfcheck' | 'run';
+    provider?: PatchProvider;
+    concurrency?: number;
+    infraRetries?: number;
+    signal?: AbortSignal;
+    observer?: RunObserver;
+  },
 ) {
   await backend.open(opts.runId);
   try {

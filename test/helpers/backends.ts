@@ -40,7 +40,10 @@ export async function backendCases(): Promise<BackendCase[]> {
     const special = FOR_TESTS[d.name];
     if (!d.remote) {
       const probe = await d.probe(d.options.parse({}), ctx);
-      if (!probe.ok && process.env.CI) throw new Error(`CI must run the ${d.name} backend's tests, but it cannot run here: ${probe.reason} (${probe.fix}); install it in .ci/run`);
+      if (!probe.ok && process.env.CI)
+        throw new Error(
+          `CI must run the ${d.name} backend's tests, but it cannot run here: ${probe.reason} (${probe.fix}); install it in .ci/run`,
+        );
       if (!probe.ok) continue;
     }
     if (special) cases.push({ name: special.label ?? d.name, make: special.make, isolating: special.isolating });

@@ -10,7 +10,13 @@ import { REPO } from './cli.js';
  * the repository's `fixtures/` itself, so a fixture a user adds there (`redgreen new`) or changes
  * cannot change what the suite sees.
  */
-export const SEEDS = ['bug01_decimal_div', 'bug02_off_by_one', 'bug03_strip_lines', 'bug04_state_mutation', 'bug05_unicode_normalize'] as const;
+export const SEEDS = [
+  'bug01_decimal_div',
+  'bug02_off_by_one',
+  'bug03_strip_lines',
+  'bug04_state_mutation',
+  'bug05_unicode_normalize',
+] as const;
 export const BUNDLED = [...SEEDS, 'js_cart_total', 'py_inventory_unittest', 'ts_duration_parse'] as const;
 
 /** Copies bundled fixtures (and their oracles) into `root`, laid out as a user's project. */
@@ -18,7 +24,10 @@ export async function copyBundled(root: string, ids: readonly string[] = BUNDLED
   await mkdir(path.join(root, 'oracles'), { recursive: true });
   for (const id of ids) {
     // A stray node_modules from a selfcheck run in the repository is not part of the fixture.
-    await cp(path.join(REPO, 'fixtures', id), path.join(root, 'fixtures', id), { recursive: true, filter: (src) => !src.includes(`${path.sep}node_modules`) });
+    await cp(path.join(REPO, 'fixtures', id), path.join(root, 'fixtures', id), {
+      recursive: true,
+      filter: (src) => !src.includes(`${path.sep}node_modules`),
+    });
     await cp(path.join(REPO, 'oracles', `${id}.patch`), path.join(root, 'oracles', `${id}.patch`));
   }
   return root;

@@ -48,7 +48,11 @@ export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<stri
           resolve();
         } else if (closed) {
           watchers.delete(check);
-          reject(new Error(`redgreen ${args.join(' ')} exited (code ${child.exitCode}, signal ${child.signalCode}) before ${what}\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`));
+          reject(
+            new Error(
+              `redgreen ${args.join(' ')} exited (code ${child.exitCode}, signal ${child.signalCode}) before ${what}\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`,
+            ),
+          );
         }
       };
       watchers.add(check);

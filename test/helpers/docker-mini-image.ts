@@ -28,6 +28,11 @@ export async function buildMiniImage(docker: Docker, ref: string): Promise<void>
   for (const [inImage, host] of files) pack.entry({ name: inImage.slice(1), mode: statSync(host).mode & 0o777 }, readFileSync(host));
   pack.finalize();
   const [repo, tag] = ref.split(':') as [string, string];
-  const progress = await docker.importImage(pack as unknown as NodeJS.ReadableStream, { repo, tag, changes: ['ENTRYPOINT ["/bin/false"]', 'ENV PATH=/bin'] } as unknown as object);
-  await new Promise<void>((resolve, reject) => docker.modem.followProgress(progress, (err: Error | null) => (err ? reject(err) : resolve())));
+  const progress = await docker.importImage(
+    pack as unknown as NodeJS.ReadableStream,
+    { repo, tag, changes: ['ENTRYPOINT ["/bin/false"]', 'ENV PATH=/bin'] } as unknown as object,
+  );
+  await new Promise<void>((resolve, reject) =>
+    docker.modem.followProgress(progress, (err: Error | null) => (err ? reject(err) : resolve())),
+  );
 }

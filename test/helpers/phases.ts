@@ -10,7 +10,13 @@ export type Status = TestPhase['tests'][number]['status'];
 export function phase(statuses: Record<string, Status>, extra: Partial<TestPhase> = {}): TestPhase {
   const tests = Object.entries(statuses).map(([id, status]) => ({ id, status }));
   const count = (s: Status) => tests.filter((t) => t.status === s).length;
-  const counts = { passed: count('passed'), failed: count('failed'), errors: count('error'), skipped: count('skipped'), total: tests.length };
+  const counts = {
+    passed: count('passed'),
+    failed: count('failed'),
+    errors: count('error'),
+    skipped: count('skipped'),
+    total: tests.length,
+  };
   const failing = counts.failed + counts.errors > 0;
   return {
     state: failing ? 'fail' : 'pass',

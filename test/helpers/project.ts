@@ -39,21 +39,35 @@ export async function makeProject(fixtures: Record<string, InlineFixture>): Prom
       await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
       await writeFile(path.join(dir, rel), content);
     }
-    await writeFile(path.join(dir, 'fixture.json'), f.rawManifest ?? JSON.stringify({ id, title: id, language: 'python', ...f.manifest }, null, 2));
+    await writeFile(
+      path.join(dir, 'fixture.json'),
+      f.rawManifest ?? JSON.stringify({ id, title: id, language: 'python', ...f.manifest }, null, 2),
+    );
     if (f.oracle !== undefined) await writeFile(path.join(oraclesDir, `${id}.patch`), f.oracle);
   }
   return { root, fixturesDir, oraclesDir, cleanup: () => rm(root, { recursive: true, force: true }) };
 }
 
 /** Selfcheck through the real scheduler and local backend; returns results and every event. */
-export async function selfcheckProject(p: Project, opts: { repeat?: number; signal?: AbortSignal; setupCache?: SetupCache; backend?: SandboxBackend } = {}) {
+export async function selfcheckProject(
+  p: Project,
+  opts: { repeat?: number; signal?: AbortSignal; setupCache?: SetupCache; backend?: SandboxBackend } = {},
+) {
   return runProject(p, { ...opts, mode: 'selfcheck', provider: oracleProvider });
 }
 
 /** Any mode and patch source through the real scheduler and local backend. */
 export async function runProject(
   p: Project,
-  opts: { mode: 'selfcheck' | 'run'; provider: PatchProvider; repeat?: number; signal?: AbortSignal; baseline?: boolean; setupCache?: SetupCache; backend?: SandboxBackend },
+  opts: {
+    mode: 'selfcheck' | 'run';
+    provider: PatchProvider;
+    repeat?: number;
+    signal?: AbortSignal;
+    baseline?: boolean;
+    setupCache?: SetupCache;
+    backend?: SandboxBackend;
+  },
 ) {
   const { fixtures, broken } = await discoverFixtures(p);
   const events: { id: string; event: FixtureEvent }[] = [];
@@ -79,4 +93,5 @@ export async function runProject(
 export const PYTEST = { runner: 'pytest', test: { command: 'python3 -m pytest -q', timeoutSec: 30 }, protected: ['test_*.py'] };
 
 export const ADD_PY = 'def add(a, b):\n    return a - b\n';
-export const ADD_TEST = 'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(4, 0) == 4\n';
+export const ADD_TEST =
+  'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(4, 0) == 4\n';

@@ -21,7 +21,11 @@ const TESTS = { failToPass: ['test_calc.py::test_add'], passToPass: ['test_calc.
 
 async function calcProject(extra: Record<string, Parameters<typeof makeProject>[0][string]> = {}) {
   return makeProject({
-    calc: { manifest: { ...PYTEST, tests: TESTS }, files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST }, oracle: await diffTrees({ 'calc.py': ADD_PY }, { 'calc.py': FIXED }) },
+    calc: {
+      manifest: { ...PYTEST, tests: TESTS },
+      files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
+      oracle: await diffTrees({ 'calc.py': ADD_PY }, { 'calc.py': FIXED }),
+    },
     ...extra,
   });
 }
@@ -32,7 +36,11 @@ const run = (p: Project, provider: Parameters<typeof runProject>[1]['provider'],
 describe('agent runs: grading people can trust', () => {
   test('the oracle resolves, nop does not, and both report partial counts', async () => {
     project = await calcProject();
-    expect((await run(project, oracleProvider)).byId.calc).toMatchObject({ verdict: 'resolved', failToPass: { passed: 1, total: 1 }, passToPass: { passed: 1, total: 1 } });
+    expect((await run(project, oracleProvider)).byId.calc).toMatchObject({
+      verdict: 'resolved',
+      failToPass: { passed: 1, total: 1 },
+      passToPass: { passed: 1, total: 1 },
+    });
     const nop = (await run(project, nopProvider)).byId.calc!;
     expect(nop).toMatchObject({ verdict: 'unresolved', failToPass: { passed: 0, total: 1 }, passToPass: { passed: 1, total: 1 } });
     expect(nop.reason).toContain('empty patch');
@@ -40,8 +48,12 @@ describe('agent runs: grading people can trust', () => {
 
   test('a patch that edits the tests or adds a conftest.py that forges outcomes cannot turn the fixture green', async () => {
     project = await calcProject();
-    const forge = 'import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = "passed"\n';
-    const patch = await diffTrees({ 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST }, { 'conftest.py': forge, 'test_calc.py': 'def test_add():\n    pass\n\ndef test_zero():\n    pass\n' });
+    const forge =
+      'import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = "passed"\n';
+    const patch = await diffTrees(
+      { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
+      { 'conftest.py': forge, 'test_calc.py': 'def test_add():\n    pass\n\ndef test_zero():\n    pass\n' },
+    );
     const r = (await run(project, mapProvider('cheater', new Map([['calc', { source: 'cheat', text: patch }]])))).byId.calc!;
     expect(r.verdict).toBe('unresolved');
     expect(r.patch?.tampered).toEqual(['conftest.py', 'test_calc.py']);
@@ -75,7 +87,10 @@ describe('agent runs: grading people can trust', () => {
   test('a test missing from the report counts as failed', async () => {
     project = await makeProject({
       calc: {
-        manifest: { ...PYTEST, tests: { failToPass: TESTS.failToPass, passToPass: [...TESTS.passToPass, 'test_calc.py::test_renamed_away'] } },
+        manifest: {
+          ...PYTEST,
+          tests: { failToPass: TESTS.failToPass, passToPass: [...TESTS.passToPass, 'test_calc.py::test_renamed_away'] },
+        },
         files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
         oracle: await diffTrees({ 'calc.py': ADD_PY }, { 'calc.py': FIXED }),
       },
@@ -90,7 +105,10 @@ describe('agent runs: grading people can trust', () => {
 
   test('a command agent works in its own sandbox; its git diff is the patch, binary files included', async () => {
     project = await calcProject();
-    const agent = commandAgent(`cd {workdir} && sed -i 's/a - b/a + b/' calc.py && printf '\\000\\001\\377' > blob.bin && cat {issue} > seen-issue.txt`, { timeoutSec: 30, network: false });
+    const agent = commandAgent(
+      `cd {workdir} && sed -i 's/a - b/a + b/' calc.py && printf '\\000\\001\\377' > blob.bin && cat {issue} > seen-issue.txt`,
+      { timeoutSec: 30, network: false },
+    );
     const r = (await run(project, agent)).byId.calc!;
     expect(r.verdict).toBe('resolved');
     expect(r.timings.agent).toBeGreaterThan(0);
@@ -107,7 +125,8 @@ describe('agent runs: grading people can trust', () => {
   });
 
   test('--repeat: a verdict that depends on a flaky test says so', async () => {
-    const coin = 'import os\n\ndef test_coin():\n    n = int(open("n").read()) if os.path.exists("n") else 0\n    open("n", "w").write(str(n + 1))\n    assert n % 2 == 0\n';
+    const coin =
+      'import os\n\ndef test_coin():\n    n = int(open("n").read()) if os.path.exists("n") else 0\n    open("n", "w").write(str(n + 1))\n    assert n % 2 == 0\n';
     project = await makeProject({
       calc: {
         manifest: { ...PYTEST, tests: { failToPass: TESTS.failToPass, passToPass: [...TESTS.passToPass, 'test_coin.py::test_coin'] } },

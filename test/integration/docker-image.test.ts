@@ -14,7 +14,11 @@ describe.skipIf(unavailable)('docker images', () => {
   const docker = dockerClient();
   const removeAfter: string[] = [];
   afterAll(async () => {
-    for (const ref of removeAfter.reverse()) await docker.getImage(ref).remove({ force: true }).catch(() => undefined);
+    for (const ref of removeAfter.reverse())
+      await docker
+        .getImage(ref)
+        .remove({ force: true })
+        .catch(() => undefined);
   });
 
   test('`image build` reuses an existing image instead of rebuilding it', async () => {
@@ -28,7 +32,9 @@ describe.skipIf(unavailable)('docker images', () => {
     const backend = new DockerBackend(dockerTestOptions());
     const sb = await backend.create({ runId: 'image-test', fixtureId: 'versions' });
     try {
-      const r = await sb.exec('node -p process.versions.node; npm --version >/dev/null && python3 -m pytest --version && git --version >/dev/null && echo ok');
+      const r = await sb.exec(
+        'node -p process.versions.node; npm --version >/dev/null && python3 -m pytest --version && git --version >/dev/null && echo ok',
+      );
       const [major, minor] = r.stdout.split('\n')[0]!.split('.').map(Number) as [number, number];
       expect(major > 20 || (major === 20 && minor >= 19)).toBe(true);
       expect(r.stdout).toMatch(/pytest \d+.*\nok\n$/s);
@@ -60,9 +66,15 @@ describe.skipIf(unavailable)('docker images', () => {
   });
 
   test('a missing redgreen image, or an engine that does not answer, is an error that says what to run', async () => {
-    await expect(ensureImage(docker, 'redgreen/runtime:no-such-tag')).rejects.toMatchObject({ code: 'SANDBOX_FAILED', hint: expect.stringContaining('npx redgreen image build') });
+    await expect(ensureImage(docker, 'redgreen/runtime:no-such-tag')).rejects.toMatchObject({
+      code: 'SANDBOX_FAILED',
+      hint: expect.stringContaining('npx redgreen image build'),
+    });
     const nowhere = new Docker({ socketPath: '/nonexistent/redgreen-docker.sock' });
     const backend = new DockerBackend({ docker: nowhere });
-    await expect(backend.create({ runId: 'image-test', fixtureId: 'x' })).rejects.toMatchObject({ code: 'SANDBOX_FAILED', hint: expect.stringContaining('DOCKER_HOST') });
+    await expect(backend.create({ runId: 'image-test', fixtureId: 'x' })).rejects.toMatchObject({
+      code: 'SANDBOX_FAILED',
+      hint: expect.stringContaining('DOCKER_HOST'),
+    });
   });
 });

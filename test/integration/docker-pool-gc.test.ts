@@ -15,7 +15,10 @@ if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backe
 describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
   const docker = dockerClient();
   const leftovers = (label: string) =>
-    Promise.all([docker.listContainers({ all: true, filters: { label: [label] } }), docker.listVolumes({ filters: { label: [label] } }).then((v) => v.Volumes ?? [])]);
+    Promise.all([
+      docker.listContainers({ all: true, filters: { label: [label] } }),
+      docker.listVolumes({ filters: { label: [label] } }).then((v) => v.Volumes ?? []),
+    ]);
 
   test('the pool hands out containers it started ahead of demand, never the same one twice, and close() drains it', async () => {
     const backend = new DockerBackend(dockerTestOptions({ pool: 2 }));
@@ -66,12 +69,25 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
     async function leftover(name: string, labels: Record<string, string>) {
       made.push(name);
       await Promise.all(volumeNames(name).map((Name) => docker.createVolume({ Name, Labels: labels })));
-      await docker.createContainer({ name, Image: DEFAULT_IMAGE, Entrypoint: ['true'], Labels: labels, HostConfig: { NetworkMode: 'none', Mounts: volumeNames(name).map((v, i) => ({ Type: 'volume', Source: v, Target: `/m${i}` })) } });
+      await docker.createContainer({
+        name,
+        Image: DEFAULT_IMAGE,
+        Entrypoint: ['true'],
+        Labels: labels,
+        HostConfig: { NetworkMode: 'none', Mounts: volumeNames(name).map((v, i) => ({ Type: 'volume', Source: v, Target: `/m${i}` })) },
+      });
     }
     afterAll(async () => {
       for (const name of made) {
-        await docker.getContainer(name).remove({ force: true }).catch(() => undefined);
-        for (const v of volumeNames(name)) await docker.getVolume(v).remove().catch(() => undefined);
+        await docker
+          .getContainer(name)
+          .remove({ force: true })
+          .catch(() => undefined);
+        for (const v of volumeNames(name))
+          await docker
+            .getVolume(v)
+            .remove()
+            .catch(() => undefined);
       }
     });
 
@@ -80,7 +96,11 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
       await leftover(`redgreen-gc-dead-${tag}`, dead);
       await leftover(`redgreen-gc-live-${tag}`, alive);
       await leftover(`redgreen-gc-remote-${tag}`, elsewhere);
-      const names = (items: { name: string }[]) => items.map((i) => i.name).filter((n) => n.endsWith(tag) || n.includes(`${tag}-`)).sort();
+      const names = (items: { name: string }[]) =>
+        items
+          .map((i) => i.name)
+          .filter((n) => n.endsWith(tag) || n.includes(`${tag}-`))
+          .sort();
 
       const dry = await collectGarbage(docker, { dryRun: true });
       expect(names(dry.removed)).toEqual([`redgreen-gc-dead-${tag}`, ...volumeNames(`redgreen-gc-dead-${tag}`)].sort());

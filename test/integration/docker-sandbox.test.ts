@@ -25,12 +25,28 @@ describe.skipIf(unavailable)('docker backend', () => {
 
   test('everything created carries the run and owner labels; the limits are applied', async () => {
     const c = await docker.getContainer(sb.id).inspect();
-    expect(c.Config.Labels).toMatchObject({ 'redgreen.run': 'docker-test', 'redgreen.pid': String(process.pid), 'redgreen.session': backend.session });
+    expect(c.Config.Labels).toMatchObject({
+      'redgreen.run': 'docker-test',
+      'redgreen.pid': String(process.pid),
+      'redgreen.session': backend.session,
+    });
     for (const v of volumeNames(sb.id)) {
-      expect((await docker.getVolume(v).inspect()).Labels).toMatchObject({ 'redgreen.run': 'docker-test', 'redgreen.pid': String(process.pid) });
+      expect((await docker.getVolume(v).inspect()).Labels).toMatchObject({
+        'redgreen.run': 'docker-test',
+        'redgreen.pid': String(process.pid),
+      });
     }
     const h = c.HostConfig;
-    expect(h).toMatchObject({ NetworkMode: 'none', ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'], Init: true, Memory: 1024 ** 3, NanoCpus: 1e9, PidsLimit: 512 });
+    expect(h).toMatchObject({
+      NetworkMode: 'none',
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Init: true,
+      Memory: 1024 ** 3,
+      NanoCpus: 1e9,
+      PidsLimit: 512,
+    });
     expect(Object.keys(h.Tmpfs ?? {})).toEqual(['/tmp']);
     // Only the keeper (which commands must not be able to kill) runs as root, without capabilities.
     expect(c.Config.User).toBe('0:0');
@@ -68,7 +84,10 @@ describe.skipIf(unavailable)('docker backend', () => {
       expect((await sb.readFile('got.txt')).toString()).toBe('hello\n');
       expect((await sb.exec('cat home.txt; hostname')).stdout).toBe('/home/sandbox\nsandbox\n');
       expect((await sb.exec(probe)).exitCode).not.toBe(0);
-      const setupContainers = await docker.listContainers({ all: true, filters: { label: ['redgreen.role=network', `redgreen.session=${backend.session}`] } });
+      const setupContainers = await docker.listContainers({
+        all: true,
+        filters: { label: ['redgreen.role=network', `redgreen.session=${backend.session}`] },
+      });
       expect(setupContainers).toEqual([]);
     } finally {
       server.close();
@@ -90,11 +109,22 @@ describe.skipIf(unavailable)('docker backend', () => {
     try {
       await other.extract!(archive);
       expect((await other.exec('cat deps/link; stat -c "%a %u" deps/sub/m.txt')).stdout).toBe('v\n755 1000\n');
-      for (const bad of [{ name: '../x', type: 'file' as const }, { name: 'l', type: 'symlink' as const, linkname: '/etc' }, { name: 'a/../../x', type: 'file' as const }]) {
+      for (const bad of [
+        { name: '../x', type: 'file' as const },
+        { name: 'l', type: 'symlink' as const, linkname: '/etc' },
+        { name: 'a/../../x', type: 'file' as const },
+      ]) {
         await expect(other.extract!(await tarOf([bad]))).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
       }
       // Nothing is written through a symlink the archive itself creates, even one pointing inside.
-      await expect(other.extract!(await tarOf([{ name: 'l', type: 'symlink', linkname: 'deps' }, { name: 'l/x', type: 'file' }]))).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
+      await expect(
+        other.extract!(
+          await tarOf([
+            { name: 'l', type: 'symlink', linkname: 'deps' },
+            { name: 'l/x', type: 'file' },
+          ]),
+        ),
+      ).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
     } finally {
       await other.destroy();
     }
@@ -110,7 +140,8 @@ describe.skipIf(unavailable)('docker backend', () => {
 
 async function tarOf(entries: { name: string; type: 'file' | 'symlink'; linkname?: string }[]): Promise<Buffer> {
   const pack = tar.pack();
-  for (const e of entries) pack.entry({ name: e.name, type: e.type, ...(e.linkname ? { linkname: e.linkname } : {}) }, e.type === 'file' ? 'x' : '');
+  for (const e of entries)
+    pack.entry({ name: e.name, type: e.type, ...(e.linkname ? { linkname: e.linkname } : {}) }, e.type === 'file' ? 'x' : '');
   pack.finalize();
   const chunks: Buffer[] = [];
   for await (const c of pack) chunks.push(c as Buffer);

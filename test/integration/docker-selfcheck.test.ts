@@ -24,7 +24,11 @@ describe.skipIf(unavailable)('selfcheck on docker', () => {
   let cacheDir: string;
   afterAll(() => rm(cacheDir, { recursive: true, force: true }));
 
-  async function selfcheck(backend: SandboxBackend & { open?(runId: string): Promise<unknown>; close?(): Promise<void> }, signal = new AbortController().signal, onRed?: () => void) {
+  async function selfcheck(
+    backend: SandboxBackend & { open?(runId: string): Promise<unknown>; close?(): Promise<void> },
+    signal = new AbortController().signal,
+    onRed?: () => void,
+  ) {
     cacheDir ??= await mkdtemp(path.join(os.tmpdir(), 'rg-docker-cache-'));
     const discovery = await discoverFixtures(await bundled());
     const runId = `docker-selfcheck-${backend.name}`;
@@ -50,7 +54,8 @@ describe.skipIf(unavailable)('selfcheck on docker', () => {
 
   // Two whole selfchecks of the bundled fixtures (one per backend): about 40 s on a quiet machine.
   test('every bundled fixture gets the same verdict as on the local backend', { timeout: 240_000 }, async () => {
-    const verdicts = (o: Awaited<ReturnType<typeof selfcheck>>) => Object.fromEntries(o.results.map((r) => [r.fixtureId, `${r.verdict}${r.verdict === 'valid' ? '' : `: ${r.reason}`}`]));
+    const verdicts = (o: Awaited<ReturnType<typeof selfcheck>>) =>
+      Object.fromEntries(o.results.map((r) => [r.fixtureId, `${r.verdict}${r.verdict === 'valid' ? '' : `: ${r.reason}`}`]));
     const local = verdicts(await selfcheck(new LocalBackend()));
     const docker = verdicts(await selfcheck(new DockerBackend(dockerTestOptions({ pool: 2 }))));
     expect(docker).toEqual(local);

@@ -18,7 +18,9 @@ describe('e2b backend specifics', () => {
       await writeFile(path.join(dir, 'big.bin'), big);
       await writeFile(path.join(dir, 'small.txt'), 'small');
       expect(await sb.uploadDir(dir)).toEqual({ files: 2, bytes: big.length + 5 });
-      expect((await sb.exec('wc -c < big.bin; cat small.txt; ls -a ..')).stdout).toBe(`${big.length}\nsmall.\n..\nbin\nscratch\nworkspace\n`);
+      expect((await sb.exec('wc -c < big.bin; cat small.txt; ls -a ..')).stdout).toBe(
+        `${big.length}\nsmall.\n..\nbin\nscratch\nworkspace\n`,
+      );
       expect(Buffer.compare(await sb.readFile('big.bin'), big)).toBe(0);
       await expect(sb.readFile('missing.txt')).rejects.toMatchObject({ code: 'ENOENT' });
       await sb.writeFiles([{ path: `${sb.scratchDir}/report.xml`, content: '<x/>' }]);
@@ -59,7 +61,10 @@ describe('e2b backend specifics', () => {
       expect(sb.workdir).toMatch(/\/root\/redgreen\/workspace$/);
       await sb.destroy();
       const unnamed = new E2BBackend(options);
-      await expect(unnamed.create({ runId: 'cube', fixtureId: 'y' })).rejects.toMatchObject({ code: 'SANDBOX_FAILED', hint: expect.stringContaining('--e2b-user root') });
+      await expect(unnamed.create({ runId: 'cube', fixtureId: 'y' })).rejects.toMatchObject({
+        code: 'SANDBOX_FAILED',
+        hint: expect.stringContaining('--e2b-user root'),
+      });
       expect(cube.alive()).toEqual([]);
     } finally {
       await cube.close();

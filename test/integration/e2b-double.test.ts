@@ -24,7 +24,10 @@ describe('e2b test double through the official SDK', () => {
       expect((failed as CommandExitError).exitCode).toBe(3);
 
       await sb.files.write('dir/a.bin', new Uint8Array([0, 1, 255]).buffer);
-      await sb.files.write([{ path: 'dir/b.txt', data: 'bee' }, { path: 'dir/c.txt', data: 'sea' }]);
+      await sb.files.write([
+        { path: 'dir/b.txt', data: 'bee' },
+        { path: 'dir/c.txt', data: 'sea' },
+      ]);
       await sb.files.write('dir/gz.txt', 'zipped', { gzip: true });
       expect([...(await sb.files.read('dir/a.bin', { format: 'bytes' }))]).toEqual([0, 1, 255]);
       expect(await sb.files.read('dir/gz.txt')).toBe('zipped');
@@ -74,10 +77,10 @@ describe('e2b test double through the official SDK', () => {
     }
   });
 
-  test('refusals and a missing API key come back as the SDK\'s error classes', async () => {
+  test("refusals and a missing API key come back as the SDK's error classes", async () => {
     double.faults = { refuseCreate: { status: 429, times: 1 } };
     await expect(Sandbox.create('redgreen-test', { ...conn, retries: 0 })).rejects.toMatchObject({ name: 'RateLimitError' });
     double.faults = {};
-    await expect(Sandbox.create('redgreen-test', { ...conn, apiKey: '' , retries: 0 })).rejects.toThrow(/API key/);
+    await expect(Sandbox.create('redgreen-test', { ...conn, apiKey: '', retries: 0 })).rejects.toThrow(/API key/);
   });
 });

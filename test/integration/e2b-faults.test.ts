@@ -11,7 +11,11 @@ import { ADD_PY, ADD_TEST, makeProject, PYTEST, type InlineFixture, type Project
  * Faults of the sandbox service, injected into the E2B test double: each must end as infra_error
  * (never a verdict about the fixture or the patch) with every sandbox of the run killed.
  */
-const FAST: Partial<E2BBackendOptions> = { retry: { attempts: 3, baseMs: 5, maxMs: 20 }, breaker: { threshold: 3, cooldownMs: 60_000 }, requestTimeoutMs: 5000 };
+const FAST: Partial<E2BBackendOptions> = {
+  retry: { attempts: 3, baseMs: 5, maxMs: 20 },
+  breaker: { threshold: 3, cooldownMs: 60_000 },
+  requestTimeoutMs: 5000,
+};
 const FIXED = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
 
 let project: Project | undefined;
@@ -24,19 +28,33 @@ afterEach(async () => {
 
 async function pytestFixtures(n: number): Promise<Record<string, InlineFixture>> {
   const oracle = await diffTrees({ 'calc.py': ADD_PY }, FIXED);
-  return Object.fromEntries(Array.from({ length: n }, (_, i) => [`add${i}`, { manifest: PYTEST, files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST }, oracle }]));
+  return Object.fromEntries(
+    Array.from({ length: n }, (_, i) => [`add${i}`, { manifest: PYTEST, files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST }, oracle }]),
+  );
 }
 
 /** A fixture whose tests print a line and then run for a long time. */
 function sleeper(token: string): InlineFixture {
-  return { manifest: { runner: 'exit-code', test: { command: `echo started; sleep ${token}`, timeoutSec: 120 } }, files: { 'a.txt': 'a\n' }, oracle: '' };
+  return {
+    manifest: { runner: 'exit-code', test: { command: `echo started; sleep ${token}`, timeoutSec: 120 } },
+    files: { 'a.txt': 'a\n' },
+    oracle: '',
+  };
 }
 
-async function run(fixtures: Record<string, InlineFixture>, options: Partial<E2BBackendOptions> = {}, extra: { concurrency?: number; signal?: AbortSignal } = {}) {
+async function run(
+  fixtures: Record<string, InlineFixture>,
+  options: Partial<E2BBackendOptions> = {},
+  extra: { concurrency?: number; signal?: AbortSignal } = {},
+) {
   project = await makeProject(fixtures);
   const runId = `faults-${process.pid}-${++seq}`;
   const backend = new E2BBackend(e2bBackendOptions({ ...FAST, ...options }));
-  const outcome = await runOnE2B(backend, await discoverFixtures(project), { runId, concurrency: extra.concurrency ?? 1, ...(extra.signal ? { signal: extra.signal } : {}) });
+  const outcome = await runOnE2B(backend, await discoverFixtures(project), {
+    runId,
+    concurrency: extra.concurrency ?? 1,
+    ...(extra.signal ? { signal: extra.signal } : {}),
+  });
   return { ...outcome, backend, runId };
 }
 
@@ -95,7 +113,10 @@ describe('e2b backend: service faults end as infra_error, with every sandbox kil
 
   test('a slow sandbox (envd slower than the request timeout): creations fail and are killed', async () => {
     e2bDouble.faults = { latencyMs: { envd: 1500 } };
-    const { byId, backend, runId } = await run(await pytestFixtures(1), { requestTimeoutMs: 500, retry: { attempts: 2, baseMs: 5, maxMs: 10 } });
+    const { byId, backend, runId } = await run(await pytestFixtures(1), {
+      requestTimeoutMs: 500,
+      retry: { attempts: 2, baseMs: 5, maxMs: 10 },
+    });
     expect(byId.add0!.verdict).toBe('infra_error');
     expect(byId.add0!.reason).toMatch(/create: e2b: could not create a sandbox/);
     expect(backend.stats()).toMatchObject({ created: 0, failedAttempts: 2 });
@@ -104,7 +125,10 @@ describe('e2b backend: service faults end as infra_error, with every sandbox kil
 
   test('a slow control plane (creation slower than the request timeout): late sandboxes are found by their run label', async () => {
     e2bDouble.faults = { latencyMs: { create: 1200 } };
-    const { byId, backend, runId } = await run(await pytestFixtures(1), { requestTimeoutMs: 400, retry: { attempts: 2, baseMs: 5, maxMs: 10 } });
+    const { byId, backend, runId } = await run(await pytestFixtures(1), {
+      requestTimeoutMs: 400,
+      retry: { attempts: 2, baseMs: 5, maxMs: 10 },
+    });
     expect(byId.add0!.verdict).toBe('infra_error');
     // The service finishes creations we stopped waiting for: `redgreen gc --run <id>` (or their E2B
     // timeout) is what kills those — close() kills every one that existed when the run ended.
@@ -138,7 +162,9 @@ describe('e2b backend: service faults end as infra_error, with every sandbox kil
     project = await makeProject({ s1: sleeper(t), s2: sleeper(t), s3: sleeper(t) });
     const runId = `abort-${process.pid}`;
     const backend = new E2BBackend(e2bBackendOptions(FAST));
-    const { unfinished } = await runOnE2B(backend, await discoverFixtures(project), { runId, concurrency: 3, signal: ac.signal }).finally(() => e2bDouble.registry.events.off('start', onStart));
+    const { unfinished } = await runOnE2B(backend, await discoverFixtures(project), { runId, concurrency: 3, signal: ac.signal }).finally(
+      () => e2bDouble.registry.events.off('start', onStart),
+    );
     expect(started).toBe(3);
     expect(unfinished.sort()).toEqual(['s1', 's2', 's3']);
     expect(processesWith(t)).toEqual([]);

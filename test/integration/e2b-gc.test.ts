@@ -21,7 +21,10 @@ describe('e2b gc', () => {
     const backend = new E2BBackend(e2bBackendOptions());
     const report = await backend.open(`gc-${process.pid}`);
     expect(report.killed.sort()).toEqual([dead, recycled].sort());
-    expect(Object.fromEntries(report.kept.map((k) => [k.id, k.why]))).toMatchObject({ [live]: 'its run is alive', [foreign]: expect.stringContaining('another-host') });
+    expect(Object.fromEntries(report.kept.map((k) => [k.id, k.why]))).toMatchObject({
+      [live]: 'its run is alive',
+      [foreign]: expect.stringContaining('another-host'),
+    });
     expect(e2bDouble.alive()).toEqual(expect.arrayContaining([live, foreign, unlabelled]));
     expect(e2bDouble.alive()).not.toContain(dead);
 

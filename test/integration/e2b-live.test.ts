@@ -44,12 +44,16 @@ describe.skipIf(!live)('e2b backend against the live service (E2B_API_KEY is set
     expect(await listLabelled(backend.connection, runLabels(runId))).toEqual([]);
   });
 
-  test.runIf(Boolean(process.env.E2B_TEMPLATE))('selfcheck of a bundled pytest fixture on the live service', { timeout: 300_000 }, async () => {
-    const discovery = await discoverFixtures(await bundled(), ['bug02_off_by_one']);
-    const runId = `live-selfcheck-${process.pid}-${Date.now()}`;
-    const backend = new E2BBackend(options());
-    const { byId } = await runOnE2B(backend, discovery, { runId });
-    expect(byId.bug02_off_by_one?.verdict).toBe('valid');
-    expect(await listLabelled(backend.connection, runLabels(runId))).toEqual([]);
-  });
+  test.runIf(Boolean(process.env.E2B_TEMPLATE))(
+    'selfcheck of a bundled pytest fixture on the live service',
+    { timeout: 300_000 },
+    async () => {
+      const discovery = await discoverFixtures(await bundled(), ['bug02_off_by_one']);
+      const runId = `live-selfcheck-${process.pid}-${Date.now()}`;
+      const backend = new E2BBackend(options());
+      const { byId } = await runOnE2B(backend, discovery, { runId });
+      expect(byId.bug02_off_by_one?.verdict).toBe('valid');
+      expect(await listLabelled(backend.connection, runLabels(runId))).toEqual([]);
+    },
+  );
 });

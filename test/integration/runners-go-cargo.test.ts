@@ -12,7 +12,8 @@ afterEach(async () => {
   project = undefined;
 });
 
-const sorted = (o: { failToPass: string[]; passToPass: string[] } | null | undefined) => o && { failToPass: [...o.failToPass].sort(), passToPass: [...o.passToPass].sort() };
+const sorted = (o: { failToPass: string[]; passToPass: string[] } | null | undefined) =>
+  o && { failToPass: [...o.failToPass].sort(), passToPass: [...o.passToPass].sort() };
 
 // ---------------------------------------------------------------- go: a module with no dependency
 const GO_FILES = {
@@ -57,7 +58,13 @@ const GO_TESTS = {
   failToPass: ['example.com/calc::TestAdd', 'example.com/calc::TestTable', 'example.com/calc::TestTable/two_and_three'],
   passToPass: ['example.com/calc::TestTable/zero', 'example.com/calc::TestZero'],
 };
-const goManifest = (command: string) => ({ language: 'go', runner: 'go', test: { command, timeoutSec: 120 }, tests: GO_TESTS, protected: ['*_test.go'] });
+const goManifest = (command: string) => ({
+  language: 'go',
+  runner: 'go',
+  test: { command, timeoutSec: 120 },
+  tests: GO_TESTS,
+  protected: ['*_test.go'],
+});
 
 // ---------------------------------------------------------------- cargo: a crate with no dependency
 const CARGO_FILES = {
@@ -87,10 +94,15 @@ mod tests {
     }
 }
 `,
-  'tests/it.rs': '#[test]\nfn adds_small() {\n    assert_eq!(calc::add(1, 1), 2);\n}\n\n#[test]\nfn zero_is_identity() {\n    assert_eq!(calc::add(7, 0), 7);\n}\n',
+  'tests/it.rs':
+    '#[test]\nfn adds_small() {\n    assert_eq!(calc::add(1, 1), 2);\n}\n\n#[test]\nfn zero_is_identity() {\n    assert_eq!(calc::add(7, 0), 7);\n}\n',
 };
 // The fix also moves the doc-test down a line: its id has no line number, so it stays the same.
-const CARGO_FIX = { 'src/lib.rs': CARGO_FILES['src/lib.rs'].replace('/// Adds two numbers.\n', '/// Adds two numbers\n/// (the sum of a and b).\n').replace('a - b', 'a + b') };
+const CARGO_FIX = {
+  'src/lib.rs': CARGO_FILES['src/lib.rs']
+    .replace('/// Adds two numbers.\n', '/// Adds two numbers\n/// (the sum of a and b).\n')
+    .replace('a - b', 'a + b'),
+};
 const CARGO_TESTS = {
   failToPass: ['doc::src/lib.rs - add', 'lib::tests::adds', 'tests/it.rs::adds_small'],
   passToPass: ['lib::tests::zero', 'tests/it.rs::zero_is_identity'],
@@ -106,61 +118,88 @@ const PY_FIX = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
 /** A missing toolchain skips its tests on a developer's machine; in CI (CI=true) it is a failure. */
 function toolchain(cmd: string) {
   const missing = spawnSync(cmd, ['version'], { stdio: 'ignore' }).status !== 0;
-  if (missing && process.env.CI) throw new Error(`CI must run the ${cmd} runner's tests, but \`${cmd} version\` fails: install it in .ci/run`);
+  if (missing && process.env.CI)
+    throw new Error(`CI must run the ${cmd} runner's tests, but \`${cmd} version\` fails: install it in .ci/run`);
   return test.skipIf(missing);
 }
 const withGo = toolchain('go');
 const withCargo = toolchain('cargo');
 
 describe('go, cargo and junit runners: selfcheck through the real pipeline', () => {
-  withGo('a Go module, as a plain go test (-json) and wrapped in a shell command (verbose text)', async () => {
-    const oracle = await diffTrees(GO_FILES, GO_FIX);
-    project = await makeProject({
-      go_plain: { manifest: goManifest('go test ./...'), files: GO_FILES, oracle },
-      go_wrapped: { manifest: goManifest('cd . && go test ./...'), files: GO_FILES, oracle },
-    });
-    const { byId } = await selfcheckProject(project);
-    for (const id of ['go_plain', 'go_wrapped']) {
-      expect(byId[id]!.reason).toBe('3 fail→pass, 2 pass→pass');
-      expect(byId[id]!.verdict).toBe('valid');
-      expect(sorted(byId[id]!.observed)).toEqual(GO_TESTS);
-    }
-    expect(byId.go_plain!.red?.source).toBe('json');
-    expect(byId.go_wrapped!.red?.source).toBe('stdout');
-  }, 120_000);
+  withGo(
+    'a Go module, as a plain go test (-json) and wrapped in a shell command (verbose text)',
+    async () => {
+      const oracle = await diffTrees(GO_FILES, GO_FIX);
+      project = await makeProject({
+        go_plain: { manifest: goManifest('go test ./...'), files: GO_FILES, oracle },
+        go_wrapped: { manifest: goManifest('cd . && go test ./...'), files: GO_FILES, oracle },
+      });
+      const { byId } = await selfcheckProject(project);
+      for (const id of ['go_plain', 'go_wrapped']) {
+        expect(byId[id]!.reason).toBe('3 fail→pass, 2 pass→pass');
+        expect(byId[id]!.verdict).toBe('valid');
+        expect(sorted(byId[id]!.observed)).toEqual(GO_TESTS);
+      }
+      expect(byId.go_plain!.red?.source).toBe('json');
+      expect(byId.go_wrapped!.red?.source).toBe('stdout');
+    },
+    120_000,
+  );
 
-  withGo('a Go package that does not build is a broken RED, not "no tests"', async () => {
-    const files = { ...GO_FILES, 'calc.go': 'package calc\n\nfunc Add(a, b int) int { return a - undefinedName }\n' };
-    // Nothing ran before the fix, so every test is fail→pass and none pass→pass.
-    const tests = { failToPass: [...GO_TESTS.failToPass, ...GO_TESTS.passToPass].sort(), passToPass: [] };
-    project = await makeProject({ go_broken: { manifest: { ...goManifest('go test ./...'), tests }, files, oracle: await diffTrees(files, GO_FIX) } });
-    const { byId } = await selfcheckProject(project);
-    expect(byId.go_broken!.red?.tests).toEqual([{ id: 'example.com/calc', status: 'error', message: './calc.go:3:37: undefined: undefinedName' }]);
-    expect(byId.go_broken!.red?.state).toBe('fail');
-    expect(byId.go_broken!.verdict).toBe('valid');
-    expect(sorted(byId.go_broken!.observed)).toEqual(tests);
-  }, 120_000);
+  withGo(
+    'a Go package that does not build is a broken RED, not "no tests"',
+    async () => {
+      const files = { ...GO_FILES, 'calc.go': 'package calc\n\nfunc Add(a, b int) int { return a - undefinedName }\n' };
+      // Nothing ran before the fix, so every test is fail→pass and none pass→pass.
+      const tests = { failToPass: [...GO_TESTS.failToPass, ...GO_TESTS.passToPass].sort(), passToPass: [] };
+      project = await makeProject({
+        go_broken: { manifest: { ...goManifest('go test ./...'), tests }, files, oracle: await diffTrees(files, GO_FIX) },
+      });
+      const { byId } = await selfcheckProject(project);
+      expect(byId.go_broken!.red?.tests).toEqual([
+        { id: 'example.com/calc', status: 'error', message: './calc.go:3:37: undefined: undefinedName' },
+      ]);
+      expect(byId.go_broken!.red?.state).toBe('fail');
+      expect(byId.go_broken!.verdict).toBe('valid');
+      expect(sorted(byId.go_broken!.observed)).toEqual(tests);
+    },
+    120_000,
+  );
 
-  withCargo('a Rust crate: unit tests, an integration test and a doc-test', async () => {
-    project = await makeProject({
-      rust: {
-        manifest: { language: 'rust', runner: 'cargo', test: { command: 'cargo test --offline', timeoutSec: 300 }, tests: CARGO_TESTS, protected: ['tests/*.rs'] },
-        files: CARGO_FILES,
-        oracle: await diffTrees(CARGO_FILES, CARGO_FIX),
-      },
-    });
-    const { byId } = await selfcheckProject(project);
-    expect(byId.rust!.reason).toBe('3 fail→pass, 2 pass→pass');
-    expect(byId.rust!.verdict).toBe('valid');
-    expect(sorted(byId.rust!.observed)).toEqual(CARGO_TESTS);
-  }, 300_000);
+  withCargo(
+    'a Rust crate: unit tests, an integration test and a doc-test',
+    async () => {
+      project = await makeProject({
+        rust: {
+          manifest: {
+            language: 'rust',
+            runner: 'cargo',
+            test: { command: 'cargo test --offline', timeoutSec: 300 },
+            tests: CARGO_TESTS,
+            protected: ['tests/*.rs'],
+          },
+          files: CARGO_FILES,
+          oracle: await diffTrees(CARGO_FILES, CARGO_FIX),
+        },
+      });
+      const { byId } = await selfcheckProject(project);
+      expect(byId.rust!.reason).toBe('3 fail→pass, 2 pass→pass');
+      expect(byId.rust!.verdict).toBe('valid');
+      expect(sorted(byId.rust!.observed)).toEqual(CARGO_TESTS);
+    },
+    300_000,
+  );
 
   test('a JUnit report at test.reportPath, read after each run', async () => {
     project = await makeProject({
       junit: {
         manifest: {
           runner: 'junit',
-          test: { command: 'python3 -m pytest -q -p no:cacheprovider --junitxml=reports/junit.xml', timeoutSec: 60, reportPath: 'reports/junit.xml' },
+          test: {
+            command: 'python3 -m pytest -q -p no:cacheprovider --junitxml=reports/junit.xml',
+            timeoutSec: 60,
+            reportPath: 'reports/junit.xml',
+          },
           tests: { failToPass: ['test_calc::test_add'], passToPass: ['test_calc::test_zero'] },
           protected: ['test_*.py'],
         },

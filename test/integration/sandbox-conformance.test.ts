@@ -87,7 +87,9 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
 
   test('a timeout kills the whole tree, detached and re-parented children included', async () => {
     const t = uniqueSleep();
-    const r = await sb.exec(`sleep ${t} & setsid sleep ${t} & (sleep ${t} &); nohup sleep ${t} >/dev/null 2>&1 & sleep ${t}`, { timeoutMs: 500 });
+    const r = await sb.exec(`sleep ${t} & setsid sleep ${t} & (sleep ${t} &); nohup sleep ${t} >/dev/null 2>&1 & sleep ${t}`, {
+      timeoutMs: 500,
+    });
     expect(r.timedOut).toBe(true);
     expect(processesWith(t)).toEqual([]);
   });
@@ -115,7 +117,11 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
     expect(r.truncated).toBe(true);
     expect(r.stdout.length).toBeLessThan(1200);
     expect(r.stdout.endsWith('END\n')).toBe(true);
-    expect(r.stdoutInfo.sha256).toBe(createHash('sha256').update(Buffer.concat([Buffer.alloc(5_000_000, 'a'), Buffer.from('END\n')])).digest('hex'));
+    expect(r.stdoutInfo.sha256).toBe(
+      createHash('sha256')
+        .update(Buffer.concat([Buffer.alloc(5_000_000, 'a'), Buffer.from('END\n')]))
+        .digest('hex'),
+    );
   });
 
   test('the environment is an allowlist: harness secrets stay out', async () => {
@@ -161,49 +167,50 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
   });
 
   // Only isolating backends promise these; the local backend does not register them at all.
-  if (isolating) describe('isolation', () => {
-    test('no network, not even to the host loopback', async () => {
-      const server = net.createServer((c) => {
-        c.on('error', () => undefined); // the probe hangs up without reading
-        c.end('hello');
+  if (isolating)
+    describe('isolation', () => {
+      test('no network, not even to the host loopback', async () => {
+        const server = net.createServer((c) => {
+          c.on('error', () => undefined); // the probe hangs up without reading
+          c.end('hello');
+        });
+        await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+        const port = (server.address() as net.AddressInfo).port;
+        try {
+          const probe = `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 2); print('connected')"`;
+          const r = await sb.exec(probe);
+          expect(r.stdout).not.toContain('connected');
+          expect(r.exitCode).not.toBe(0);
+          // The same probe from the host connects: the check above can fail.
+          const host = await new LocalBackend().create({ runId: 'conformance', fixtureId: 'control' });
+          extra.push(host);
+          expect((await host.exec(probe)).stdout).toBe('connected\n');
+        } finally {
+          server.close();
+        }
       });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const port = (server.address() as net.AddressInfo).port;
-      try {
-        const probe = `python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 2); print('connected')"`;
-        const r = await sb.exec(probe);
-        expect(r.stdout).not.toContain('connected');
-        expect(r.exitCode).not.toBe(0);
-        // The same probe from the host connects: the check above can fail.
-        const host = await new LocalBackend().create({ runId: 'conformance', fixtureId: 'control' });
-        extra.push(host);
-        expect((await host.exec(probe)).stdout).toBe('connected\n');
-      } finally {
-        server.close();
-      }
-    });
 
-    test('no write to the host outside the workspace, no read of the host home or the harness', async () => {
-      const secret = path.join(os.homedir(), `.redgreen-conformance-secret-${process.pid}`);
-      await writeFile(secret, 'do not read');
-      const marker = path.join(os.tmpdir(), `rg-conformance-write-${process.pid}`);
-      try {
-        expect((await sb.exec(['cat', secret])).exitCode).not.toBe(0);
-        expect((await sb.exec(['ls', process.cwd()])).exitCode).not.toBe(0);
-        await sb.exec(`touch ${marker}; echo x > /usr/redgreen-x; echo x > /etc/redgreen-x`);
-        expect(existsSync(marker)).toBe(false);
-        expect(existsSync('/usr/redgreen-x')).toBe(false);
-        expect(existsSync('/etc/redgreen-x')).toBe(false);
-        expect((await sb.exec('touch /workspace/ok && echo ok')).stdout).toBe('ok\n');
-      } finally {
-        await rm(secret, { force: true });
-        await rm(marker, { force: true });
-      }
-    });
+      test('no write to the host outside the workspace, no read of the host home or the harness', async () => {
+        const secret = path.join(os.homedir(), `.redgreen-conformance-secret-${process.pid}`);
+        await writeFile(secret, 'do not read');
+        const marker = path.join(os.tmpdir(), `rg-conformance-write-${process.pid}`);
+        try {
+          expect((await sb.exec(['cat', secret])).exitCode).not.toBe(0);
+          expect((await sb.exec(['ls', process.cwd()])).exitCode).not.toBe(0);
+          await sb.exec(`touch ${marker}; echo x > /usr/redgreen-x; echo x > /etc/redgreen-x`);
+          expect(existsSync(marker)).toBe(false);
+          expect(existsSync('/usr/redgreen-x')).toBe(false);
+          expect(existsSync('/etc/redgreen-x')).toBe(false);
+          expect((await sb.exec('touch /workspace/ok && echo ok')).stdout).toBe('ok\n');
+        } finally {
+          await rm(secret, { force: true });
+          await rm(marker, { force: true });
+        }
+      });
 
-    test('no capabilities inside', async () => {
-      const r = await sb.exec(['sh', '-c', 'grep CapEff /proc/self/status']);
-      expect(r.stdout.trim()).toBe('CapEff:\t0000000000000000');
+      test('no capabilities inside', async () => {
+        const r = await sb.exec(['sh', '-c', 'grep CapEff /proc/self/status']);
+        expect(r.stdout.trim()).toBe('CapEff:\t0000000000000000');
+      });
     });
-  });
 });

@@ -17,7 +17,11 @@ const FIX = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
 describe('selfcheck: each bad input has its defined outcome', () => {
   test('a broken manifest names the file and the field, and the other fixtures still run', async () => {
     project = await makeProject({
-      good: { manifest: PYTEST, files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST }, oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX) },
+      good: {
+        manifest: PYTEST,
+        files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
+        oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX),
+      },
       typo: { manifest: { ...PYTEST, test: { command: 'pytest', timeoutSec: 'soon' } }, files: {} },
       nojson: { manifest: {}, rawManifest: '{ "id": "nojson", ', files: {} },
     });
@@ -52,7 +56,11 @@ describe('selfcheck: each bad input has its defined outcome', () => {
 
   test('a fixture whose tests already pass is not_red; one that runs no test is not_red too', async () => {
     project = await makeProject({
-      passing: { manifest: PYTEST, files: FIX as Record<string, string>, oracle: await diffTrees(FIX, { 'calc.py': 'def add(a, b):\n    return b + a\n' }) },
+      passing: {
+        manifest: PYTEST,
+        files: FIX as Record<string, string>,
+        oracle: await diffTrees(FIX, { 'calc.py': 'def add(a, b):\n    return b + a\n' }),
+      },
       notests: { manifest: PYTEST, files: { 'calc.py': ADD_PY }, oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX) },
     });
     const { byId } = await selfcheckProject(project);
@@ -65,7 +73,11 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     const t = uniqueSleep();
     const hang = `import subprocess, time\n\ndef test_hang():\n    subprocess.Popen(["setsid", "sleep", "${t}"])\n    time.sleep(${t})\n`;
     project = await makeProject({
-      hang: { manifest: { ...PYTEST, test: { command: 'python3 -m pytest -q', timeoutSec: 1.5 } }, files: { 'calc.py': ADD_PY, 'test_hang.py': hang }, oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX) },
+      hang: {
+        manifest: { ...PYTEST, test: { command: 'python3 -m pytest -q', timeoutSec: 1.5 } },
+        files: { 'calc.py': ADD_PY, 'test_hang.py': hang },
+        oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX),
+      },
     });
     const { byId } = await selfcheckProject(project);
     expect(byId.hang!.verdict).toBe('timeout');
@@ -73,9 +85,14 @@ describe('selfcheck: each bad input has its defined outcome', () => {
   });
 
   test('a test printing hundreds of megabytes: memory stays flat and the transcript keeps a capped copy', async () => {
-    const loud = 'import sys\n\ndef test_loud():\n    chunk = "x" * 1048576\n    for _ in range(300):\n        sys.stdout.write(chunk)\n    assert False\n';
+    const loud =
+      'import sys\n\ndef test_loud():\n    chunk = "x" * 1048576\n    for _ in range(300):\n        sys.stdout.write(chunk)\n    assert False\n';
     project = await makeProject({
-      loud: { manifest: { ...PYTEST, test: { command: 'python3 -m pytest -q -s', timeoutSec: 60 } }, files: { 'calc.py': ADD_PY, 'test_loud.py': loud }, oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX) },
+      loud: {
+        manifest: { ...PYTEST, test: { command: 'python3 -m pytest -q -s', timeoutSec: 60 } },
+        files: { 'calc.py': ADD_PY, 'test_loud.py': loud },
+        oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX),
+      },
     });
     const before = process.memoryUsage().rss;
     const { byId, events } = await selfcheckProject(project);
@@ -92,11 +109,17 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     const files = {
       'modülé.py': 'def greet():\r\n    return "helo"\r\n',
       'data/logo.bin': Buffer.from([0, 1, 2, 255, 254, 0, 10]),
-      'test_ü.py': 'import sys\nfrom modülé import greet\n\ndef test_greet():\n    sys.stdout.buffer.write(b"\\xff\\xfe bytes\\n")\n    assert greet() == "hello"\n\ndef test_logo():\n    assert open("data/logo.bin", "rb").read()[:3] == b"PNG"\n',
+      'test_ü.py':
+        'import sys\nfrom modülé import greet\n\ndef test_greet():\n    sys.stdout.buffer.write(b"\\xff\\xfe bytes\\n")\n    assert greet() == "hello"\n\ndef test_logo():\n    assert open("data/logo.bin", "rb").read()[:3] == b"PNG"\n',
     };
-    const oracle = await diffTrees(files, { 'modülé.py': 'def greet():\r\n    return "hello"\r\n', 'data/logo.bin': Buffer.from([80, 78, 71, 0, 255, 1]) });
+    const oracle = await diffTrees(files, {
+      'modülé.py': 'def greet():\r\n    return "hello"\r\n',
+      'data/logo.bin': Buffer.from([80, 78, 71, 0, 255, 1]),
+    });
     expect(oracle).toContain('GIT binary patch');
-    project = await makeProject({ unicode: { manifest: { ...PYTEST, test: { command: 'python3 -m pytest -q -s', timeoutSec: 30 } }, files, oracle } });
+    project = await makeProject({
+      unicode: { manifest: { ...PYTEST, test: { command: 'python3 -m pytest -q -s', timeoutSec: 30 } }, files, oracle },
+    });
     const { byId } = await selfcheckProject(project);
     expect(byId.unicode!.reason).toBe('2 fail→pass, 0 pass→pass');
     expect(byId.unicode!.verdict).toBe('valid');
@@ -127,9 +150,14 @@ describe('selfcheck: each bad input has its defined outcome', () => {
 
   test('--repeat marks tests whose status changes between runs as flaky', async () => {
     // Passes on even runs, fails on odd ones: a counter file in the workspace flips it.
-    const flaky = 'import os\n\ndef test_coin():\n    n = int(open("n").read()) if os.path.exists("n") else 0\n    open("n", "w").write(str(n + 1))\n    assert n % 2 == 0\n';
+    const flaky =
+      'import os\n\ndef test_coin():\n    n = int(open("n").read()) if os.path.exists("n") else 0\n    open("n", "w").write(str(n + 1))\n    assert n % 2 == 0\n';
     project = await makeProject({
-      coin: { manifest: PYTEST, files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST, 'test_coin.py': flaky }, oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX) },
+      coin: {
+        manifest: PYTEST,
+        files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST, 'test_coin.py': flaky },
+        oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX),
+      },
     });
     const { byId } = await selfcheckProject(project, { repeat: 2 });
     expect(byId.coin!.verdict).toBe('flaky');

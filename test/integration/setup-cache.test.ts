@@ -19,13 +19,20 @@ afterEach(async () => {
 
 // Setup "installs" a dependency (a module the tests import) and counts how often it ran.
 const SETUP = { commands: ['mkdir -p deps && echo "VALUE = 5" > deps/dep.py && date +%s%N >> deps/installed-at'], timeoutSec: 30 };
-const TEST = 'import sys\nsys.path.insert(0, "deps")\nfrom dep import VALUE\nfrom calc import add\n\ndef test_add():\n    assert add(2, 3) == VALUE\n';
+const TEST =
+  'import sys\nsys.path.insert(0, "deps")\nfrom dep import VALUE\nfrom calc import add\n\ndef test_add():\n    assert add(2, 3) == VALUE\n';
 
 describe.each(await backendCases())('setup cache on $name', ({ make }) => {
   test('the second run unpacks the cached setup instead of running it; a lockfile change invalidates it', async () => {
     cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-cache-'));
     const files = { 'calc.py': ADD_PY, 'test_calc.py': TEST, 'requirements.txt': 'dep==1\n' };
-    project = await makeProject({ c: { manifest: { ...PYTEST, setup: SETUP }, files, oracle: await diffTrees(files, { 'calc.py': 'def add(a, b):\n    return a + b\n' }) } });
+    project = await makeProject({
+      c: {
+        manifest: { ...PYTEST, setup: SETUP },
+        files,
+        oracle: await diffTrees(files, { 'calc.py': 'def add(a, b):\n    return a + b\n' }),
+      },
+    });
     const cache = new SetupCache(cacheDir);
     const backend = await make();
     const cacheEvents = async () => {

@@ -8,8 +8,16 @@ describe('run session', () => {
     const log: string[] = [];
     const session = new RunSession('stopping');
     const value = await session.run(async (s) => {
-      const a = await s.step('a', () => 'A', (made) => void log.push(`down a:${made}`));
-      const b = await s.step('b', async () => 'B', (made) => void log.push(`down b:${made}`));
+      const a = await s.step(
+        'a',
+        () => 'A',
+        (made) => void log.push(`down a:${made}`),
+      );
+      const b = await s.step(
+        'b',
+        async () => 'B',
+        (made) => void log.push(`down b:${made}`),
+      );
       log.push(`body ${a}${b}`);
       return 42;
     });
@@ -22,8 +30,16 @@ describe('run session', () => {
     const session = new RunSession('stopping');
     await expect(
       session.run(async (s) => {
-        await s.step('backend', () => 'engine', (made) => void log.push(`close ${made}`));
-        await s.step('transcript', () => Promise.reject(new Error('disk full')), (made) => void log.push(`transcript teardown:${String(made)}`));
+        await s.step(
+          'backend',
+          () => 'engine',
+          (made) => void log.push(`close ${made}`),
+        );
+        await s.step(
+          'transcript',
+          () => Promise.reject(new Error('disk full')),
+          (made) => void log.push(`transcript teardown:${String(made)}`),
+        );
         log.push('never');
       }),
     ).rejects.toThrow('disk full');
@@ -34,8 +50,16 @@ describe('run session', () => {
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const log: string[] = [];
     await new RunSession('stopping').run(async (s) => {
-      await s.step('first', () => 1, () => void log.push('first'));
-      await s.step('second', () => 2, () => Promise.reject(new Error('engine gone')));
+      await s.step(
+        'first',
+        () => 1,
+        () => void log.push('first'),
+      );
+      await s.step(
+        'second',
+        () => 2,
+        () => Promise.reject(new Error('engine gone')),
+      );
     });
     expect(log).toEqual(['first']);
     expect(stderr).toHaveBeenCalledWith('warning: teardown "second" failed: engine gone\n');

@@ -1,4 +1,13 @@
-import { AuthenticationError, InvalidArgumentError, NotFoundError, RateLimitError, SandboxError, ServiceBusyError, TemplateError, TimeoutError } from 'e2b';
+import {
+  AuthenticationError,
+  InvalidArgumentError,
+  NotFoundError,
+  RateLimitError,
+  SandboxError,
+  ServiceBusyError,
+  TemplateError,
+  TimeoutError,
+} from 'e2b';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { isBackpressure, isTransient } from '../../harness/sandbox/e2b/errors.js';
 import { backoffMs, sleep, withRetry, type RetryPolicy } from '../../harness/sandbox/e2b/retry.js';
@@ -54,7 +63,10 @@ describe('withRetry', () => {
     await vi.advanceTimersByTimeAsync(1);
     await expect(result).resolves.toBe('ok');
     expect(calls).toEqual([0, 1, 2]);
-    expect(waits).toEqual([[0, 50], [1, 100]]);
+    expect(waits).toEqual([
+      [0, 50],
+      [1, 100],
+    ]);
   });
 
   test('gives up after `attempts` calls in all and throws the last error', async () => {
@@ -123,13 +135,28 @@ describe('sleep', () => {
 
 describe('which e2b failures are retried', () => {
   test('"later" answers are transient: 429, 503, timeouts, 5xx, 408, a status-less SandboxError', () => {
-    for (const e of [new RateLimitError('429'), new ServiceBusyError('503'), new TimeoutError('request timed out'), withStatus(500), withStatus(502), withStatus(408), withStatus(undefined)]) {
+    for (const e of [
+      new RateLimitError('429'),
+      new ServiceBusyError('503'),
+      new TimeoutError('request timed out'),
+      withStatus(500),
+      withStatus(502),
+      withStatus(408),
+      withStatus(undefined),
+    ]) {
       expect(isTransient(e), e.message).toBe(true);
     }
   });
 
   test('answers that another try cannot change are not: auth, bad argument, template, not found, 4xx', () => {
-    for (const e of [new AuthenticationError('401'), new InvalidArgumentError('bad cpu count'), new TemplateError('no template'), new NotFoundError('no sandbox'), withStatus(400), withStatus(404)]) {
+    for (const e of [
+      new AuthenticationError('401'),
+      new InvalidArgumentError('bad cpu count'),
+      new TemplateError('no template'),
+      new NotFoundError('no sandbox'),
+      withStatus(400),
+      withStatus(404),
+    ]) {
       expect(isTransient(e), e.message).toBe(false);
     }
   });

@@ -35,7 +35,9 @@ const DEPS: Record<string, readonly string[]> = {
 const HARNESS = path.join(REPO, 'harness');
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  );
 }
 
 /** The DEPS entry a file belongs to: the deepest listed folder holding it. */
@@ -47,7 +49,9 @@ function ruleOf(rel: string): string {
 
 function allowed(rule: string, target: string): boolean {
   if (target === 'errors.ts' || ruleOf(target) === rule) return true;
-  return DEPS[rule]!.some((a) => a === '*' || target === a || target.startsWith(`${a}/`) || (a.includes('*') && path.matchesGlob(target, a)));
+  return DEPS[rule]!.some(
+    (a) => a === '*' || target === a || target.startsWith(`${a}/`) || (a.includes('*') && path.matchesGlob(target, a)),
+  );
 }
 
 describe('import boundaries', () => {
@@ -58,9 +62,13 @@ describe('import boundaries', () => {
       const rule = ruleOf(rel);
       const text = readFileSync(file, 'utf8');
       // Static imports and re-exports at the start of a line, and dynamic import('…') calls.
-      for (const m of [...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*'(\.{1,2}\/[^']+)\.js'/gm), ...text.matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)\.js'\s*\)/g)]) {
+      for (const m of [
+        ...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*'(\.{1,2}\/[^']+)\.js'/gm),
+        ...text.matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)\.js'\s*\)/g),
+      ]) {
         const target = path.relative(HARNESS, path.resolve(path.dirname(file), `${m[1]}.ts`));
-        if (!allowed(rule, target)) violations.push(`${rel} imports ${target} (${rule} may import: ${DEPS[rule]!.join(', ') || 'nothing'})`);
+        if (!allowed(rule, target))
+          violations.push(`${rel} imports ${target} (${rule} may import: ${DEPS[rule]!.join(', ') || 'nothing'})`);
       }
     }
     expect(violations).toEqual([]);

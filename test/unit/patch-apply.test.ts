@@ -197,7 +197,11 @@ describe('syncPatch', () => {
       expect(result.removed).toEqual(['src/old.py']);
       const fixed = 'def div(a, b):\n    return a / b\n';
       expect(result.written.map((w) => w.path)).toEqual(['run.sh', 'src/calc.py']);
-      expect(result.written[1]).toEqual({ path: 'src/calc.py', bytes: fixed.length, sha256: createHash('sha256').update(fixed).digest('hex') });
+      expect(result.written[1]).toEqual({
+        path: 'src/calc.py',
+        bytes: fixed.length,
+        sha256: createHash('sha256').update(fixed).digest('hex'),
+      });
       expect((await sandbox.readFile('src/calc.py')).toString()).toBe(fixed);
       await expect(sandbox.readFile('src/old.py')).rejects.toThrow();
       expect((await sandbox.readFile('tests/test_calc.py')).toString()).toContain('== 0.5');

@@ -27,11 +27,17 @@ async function tree(): Promise<string> {
 
 /** A git-style patch that creates `file` with one line. */
 function newFilePatch(file: string): string {
-  return [`diff --git a/${file} b/${file}`, 'new file mode 100644', '--- /dev/null', `+++ b/${file}`, '@@ -0,0 +1 @@', '+pwned', ''].join('\n');
+  return [`diff --git a/${file} b/${file}`, 'new file mode 100644', '--- /dev/null', `+++ b/${file}`, '@@ -0,0 +1 @@', '+pwned', ''].join(
+    '\n',
+  );
 }
 
 async function expectUnsafe(text: string, root: string, message: RegExp): Promise<void> {
-  await expect(guardPatch(parsePatch(text), root)).rejects.toMatchObject({ name: 'RedgreenError', code: 'PATCH_UNSAFE', message: expect.stringMatching(message) });
+  await expect(guardPatch(parsePatch(text), root)).rejects.toMatchObject({
+    name: 'RedgreenError',
+    code: 'PATCH_UNSAFE',
+    message: expect.stringMatching(message),
+  });
 }
 
 describe('unsafePathReason', () => {
@@ -81,7 +87,12 @@ describe('guardPatch', () => {
   it('refuses a patch creating a symlink, made by real git', async () => {
     const repo = await tempDir('rg-guard-git-');
     const git = (...args: string[]) =>
-      execFileSync('git', args, { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: repo, GIT_CONFIG_NOSYSTEM: '1' } });
+      execFileSync('git', args, {
+        cwd: repo,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH, HOME: repo, GIT_CONFIG_NOSYSTEM: '1' },
+      });
     git('init', '-q');
     await symlink('/etc', path.join(repo, 'etc-link'));
     git('add', '-A');

@@ -189,7 +189,19 @@ describe('parsePatch refusals and absolute paths', () => {
   });
 
   it('keeps absolute paths absolute whatever the strip level', () => {
-    const text = ['--- a/ok.txt', '+++ b/ok.txt', '@@ -1 +1 @@', '-x', '+y', '--- /etc/passwd', '+++ /etc/passwd', '@@ -1 +1 @@', '-root', '+evil', ''].join('\n');
+    const text = [
+      '--- a/ok.txt',
+      '+++ b/ok.txt',
+      '@@ -1 +1 @@',
+      '-x',
+      '+y',
+      '--- /etc/passwd',
+      '+++ /etc/passwd',
+      '@@ -1 +1 @@',
+      '-root',
+      '+evil',
+      '',
+    ].join('\n');
     const p = parsePatch(text);
     expect(p.strip).toBe(1);
     expect(touchedPaths(p)).toEqual(['ok.txt', '/etc/passwd']);

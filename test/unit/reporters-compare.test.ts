@@ -4,10 +4,27 @@ import { report } from '../helpers/reports.js';
 
 describe('compare', () => {
   test('verdict changes come regressions first, then other changes, then improvements', () => {
-    const a = report('A', { up: { verdict: 'not_green' }, same: { verdict: 'valid' }, down: { verdict: 'valid' }, odd: { verdict: 'not_red' }, broke: { verdict: 'valid' } });
-    const b = report('B', { up: { verdict: 'valid' }, same: { verdict: 'valid' }, down: { verdict: 'not_green' }, odd: { verdict: 'patch_error' }, broke: { verdict: 'infra_error' } });
+    const a = report('A', {
+      up: { verdict: 'not_green' },
+      same: { verdict: 'valid' },
+      down: { verdict: 'valid' },
+      odd: { verdict: 'not_red' },
+      broke: { verdict: 'valid' },
+    });
+    const b = report('B', {
+      up: { verdict: 'valid' },
+      same: { verdict: 'valid' },
+      down: { verdict: 'not_green' },
+      odd: { verdict: 'patch_error' },
+      broke: { verdict: 'infra_error' },
+    });
     const c = compareReports(a, b);
-    expect(c.verdictChanges.map((v) => [v.fixtureId, v.kind])).toEqual([['down', 'regression'], ['broke', 'regression'], ['odd', 'change'], ['up', 'improvement']]);
+    expect(c.verdictChanges.map((v) => [v.fixtureId, v.kind])).toEqual([
+      ['down', 'regression'],
+      ['broke', 'regression'],
+      ['odd', 'change'],
+      ['up', 'improvement'],
+    ]);
     expect(c.regressions).toBe(2);
     const text = renderComparison(c);
     expect(text.indexOf('down')).toBeLessThan(text.indexOf('up  '));
@@ -26,10 +43,23 @@ describe('compare', () => {
   });
 
   test(`timing changes count only beyond noise: at least ${DEFAULT_NOISE.ms} ms and ${DEFAULT_NOISE.ratio}×`, () => {
-    const a = report('A', { slower: { verdict: 'valid', ms: 1000 }, blip: { verdict: 'valid', ms: 20 }, long: { verdict: 'valid', ms: 60_000 }, faster: { verdict: 'valid', ms: 4000, red: 3000 } });
-    const b = report('B', { slower: { verdict: 'valid', ms: 3000, red: 2400 }, blip: { verdict: 'valid', ms: 45 }, long: { verdict: 'valid', ms: 60_400 }, faster: { verdict: 'valid', ms: 1000, red: 400 } });
+    const a = report('A', {
+      slower: { verdict: 'valid', ms: 1000 },
+      blip: { verdict: 'valid', ms: 20 },
+      long: { verdict: 'valid', ms: 60_000 },
+      faster: { verdict: 'valid', ms: 4000, red: 3000 },
+    });
+    const b = report('B', {
+      slower: { verdict: 'valid', ms: 3000, red: 2400 },
+      blip: { verdict: 'valid', ms: 45 },
+      long: { verdict: 'valid', ms: 60_400 },
+      faster: { verdict: 'valid', ms: 1000, red: 400 },
+    });
     const c = compareReports(a, b);
-    expect(c.timingChanges.map((t) => [t.fixtureId, t.phase])).toEqual([['faster', 'red'], ['slower', 'red']]);
+    expect(c.timingChanges.map((t) => [t.fixtureId, t.phase])).toEqual([
+      ['faster', 'red'],
+      ['slower', 'red'],
+    ]);
     expect(renderComparison(c)).toContain('slower  1.00s → 3.00s (+2.00s, mostly red)');
     expect(compareReports(a, b, { ms: 10, ratio: 2 }).timingChanges.map((t) => t.fixtureId)).toEqual(['faster', 'slower', 'blip']);
   });

@@ -12,14 +12,49 @@ import { summarize, type Report } from '../../harness/reporters/report.js';
 const HOSTILE = '</script><img src=x onerror=alert(1)> & "q" \u2028';
 function fixture(id: string, extra: Partial<FixtureResult> = {}): FixtureResult {
   return {
-    fixtureId: id, title: `title of ${id}`, verdict: 'valid', reason: 'ok', backend: 'local', sandboxId: null, startedAt: '2026-01-01T00:00:00.000Z', durationMs: 1000,
-    timings: {}, spans: [{ phase: 'red', startMs: 0, durationMs: 500 }, { phase: 'green', startMs: 500, durationMs: 500 }], red: null, green: null, patch: null, observed: null, ...extra,
+    fixtureId: id,
+    title: `title of ${id}`,
+    verdict: 'valid',
+    reason: 'ok',
+    backend: 'local',
+    sandboxId: null,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    durationMs: 1000,
+    timings: {},
+    spans: [
+      { phase: 'red', startMs: 0, durationMs: 500 },
+      { phase: 'green', startMs: 500, durationMs: 500 },
+    ],
+    red: null,
+    green: null,
+    patch: null,
+    observed: null,
+    ...extra,
   };
 }
 function report(fixtures: FixtureResult[], subject = 'oracle'): Report {
-  return { schema: 'redgreen.report/1', runId: `run-${subject}`, mode: 'selfcheck', subject, backend: 'local', concurrency: 2, repeat: 1, startedAt: '2026-01-01T00:00:00.000Z', finishedAt: '2026-01-01T00:00:02.000Z', durationMs: 2000, interrupted: false, unfinished: [], summary: summarize(fixtures), fixtures };
+  return {
+    schema: 'redgreen.report/1',
+    runId: `run-${subject}`,
+    mode: 'selfcheck',
+    subject,
+    backend: 'local',
+    concurrency: 2,
+    repeat: 1,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: '2026-01-01T00:00:02.000Z',
+    durationMs: 2000,
+    interrupted: false,
+    unfinished: [],
+    summary: summarize(fixtures),
+    fixtures,
+  };
 }
-const dataOf = (html: string) => JSON.parse(/<script type="application\/json" id="rg-data">(.*?)<\/script>/s.exec(html)![1]!) as { ids: string[]; runs: { fixtures: { reason: string; logs?: { out: string }[] }[] }[] };
+const dataOf = (html: string) =>
+  JSON.parse(/<script type="application\/json" id="rg-data">(.*?)<\/script>/s.exec(html)![1]!) as {
+    ids: string[];
+    runs: { fixtures: { reason: string; logs?: { out: string }[] }[] }[];
+  };
 
 const roots: string[] = [];
 afterAll(async () => {
@@ -49,19 +84,29 @@ describe('report.html', () => {
   });
 
   test('several runs make one matrix of fixtures × runs, with a fixture missing from a run shown as such', () => {
-    const html = renderHtml([{ report: report([fixture('a'), fixture('b')], 'model-1') }, { report: report([fixture('a', { verdict: 'not_green' })], 'model-2') }]);
+    const html = renderHtml([
+      { report: report([fixture('a'), fixture('b')], 'model-1') },
+      { report: report([fixture('a', { verdict: 'not_green' })], 'model-2') },
+    ]);
     expect(html).toContain('2 fixtures × 2 runs');
-    expect(html).toMatch(/<tr data-i="1" data-k="b"><td><a href="#f-1">b<\/a><\/td><td><span class="v v-valid ok">valid<\/span><\/td><td class="absent">—<\/td><\/tr>/);
+    expect(html).toMatch(
+      /<tr data-i="1" data-k="b"><td><a href="#f-1">b<\/a><\/td><td><span class="v v-valid ok">valid<\/span><\/td><td class="absent">—<\/td><\/tr>/,
+    );
     expect(html.match(/<figure class="timeline"/g)).toHaveLength(2);
   });
 
   test('the timeline puts fixtures without a recorded slot on the first lane free at their start', () => {
-    const at = (startMs: number, durationMs: number, slot?: number) => fixture(`f${startMs}`, { spans: [{ phase: 'red', startMs, durationMs }], ...(slot === undefined ? {} : { slot }) });
+    const at = (startMs: number, durationMs: number, slot?: number) =>
+      fixture(`f${startMs}`, { spans: [{ phase: 'red', startMs, durationMs }], ...(slot === undefined ? {} : { slot }) });
     expect(assignLanes([at(0, 100), at(50, 100), at(120, 10), at(0, 10, 3)])).toEqual([0, 1, 0, 3]);
   });
 
   test('a report from before phase spans gets its timeline rebuilt from each start and its timings', () => {
-    const old = fixture('old', { spans: [], startedAt: '2026-01-01T00:00:01.500Z', timings: { create: 10, red: 500, patch: 20, green: 400 } });
+    const old = fixture('old', {
+      spans: [],
+      startedAt: '2026-01-01T00:00:01.500Z',
+      timings: { create: 10, red: 500, patch: 20, green: 400 },
+    });
     expect(withSpans(report([old]))[0]!.spans).toEqual([
       { phase: 'create', startMs: 1500, durationMs: 10 },
       { phase: 'red', startMs: 1510, durationMs: 500 },

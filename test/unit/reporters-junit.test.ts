@@ -6,24 +6,61 @@ import { ReportSchema, summarize, type Report } from '../../harness/reporters/re
 import type { Verdict } from '../../harness/scoring/verdicts.js';
 
 const phase = (failed: string[], passed: string[]) => ({
-  state: failed.length ? 'fail' : 'pass', exitCode: failed.length ? 1 : 0, durationMs: 100, source: 'junit', problems: [], flaky: [], runs: 1,
+  state: failed.length ? 'fail' : 'pass',
+  exitCode: failed.length ? 1 : 0,
+  durationMs: 100,
+  source: 'junit',
+  problems: [],
+  flaky: [],
+  runs: 1,
   counts: { passed: passed.length, failed: failed.length, errors: 0, skipped: 0, total: failed.length + passed.length },
-  tests: [...failed.map((id) => ({ id, status: 'failed' as const, message: `assert 1 == 2 <in ${id}>` })), ...passed.map((id) => ({ id, status: 'passed' as const }))],
+  tests: [
+    ...failed.map((id) => ({ id, status: 'failed' as const, message: `assert 1 == 2 <in ${id}>` })),
+    ...passed.map((id) => ({ id, status: 'passed' as const })),
+  ],
 });
 function fixture(id: string, verdict: Verdict, reason: string): FixtureResult {
   return {
-    fixtureId: id, title: `${id} title`, verdict, reason, backend: 'local', sandboxId: null, startedAt: '2026-01-01T00:00:00.000Z', durationMs: 1234, timings: {}, spans: [],
-    red: phase(['t::a'], ['t::b']) as FixtureResult['red'], green: verdict === 'valid' ? (phase([], ['t::a', 't::b']) as FixtureResult['green']) : (phase(['t::a'], ['t::b']) as FixtureResult['green']),
-    patch: { source: 'oracle', sha256: null, status: 'applied', files: ['a.py'], tampered: [], fuzzy: false }, observed: null,
+    fixtureId: id,
+    title: `${id} title`,
+    verdict,
+    reason,
+    backend: 'local',
+    sandboxId: null,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    durationMs: 1234,
+    timings: {},
+    spans: [],
+    red: phase(['t::a'], ['t::b']) as FixtureResult['red'],
+    green:
+      verdict === 'valid' ? (phase([], ['t::a', 't::b']) as FixtureResult['green']) : (phase(['t::a'], ['t::b']) as FixtureResult['green']),
+    patch: { source: 'oracle', sha256: null, status: 'applied', files: ['a.py'], tampered: [], fuzzy: false },
+    observed: null,
   };
 }
 function report(fixtures: FixtureResult[]): Report {
   return ReportSchema.parse({
-    schema: 'redgreen.report/1', runId: 'run-1', mode: 'selfcheck', subject: 'oracle', backend: 'local', concurrency: 2, repeat: 1, startedAt: '2026-01-01T00:00:00.000Z',
-    finishedAt: '2026-01-01T00:00:05.000Z', durationMs: 5000, interrupted: false, unfinished: [], summary: summarize(fixtures), fixtures,
+    schema: 'redgreen.report/1',
+    runId: 'run-1',
+    mode: 'selfcheck',
+    subject: 'oracle',
+    backend: 'local',
+    concurrency: 2,
+    repeat: 1,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: '2026-01-01T00:00:05.000Z',
+    durationMs: 5000,
+    interrupted: false,
+    unfinished: [],
+    summary: summarize(fixtures),
+    fixtures,
   });
 }
-const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => ['testsuite', 'testcase', 'property'].includes(name) });
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  isArray: (name) => ['testsuite', 'testcase', 'property'].includes(name),
+});
 
 describe('junit.xml', () => {
   test('escapes markup and writes control characters visibly (XML 1.0 cannot carry them at all)', () => {
@@ -37,11 +74,24 @@ describe('junit.xml', () => {
 
   test('one testcase per fixture: a failure with the verdict and reason, an error for infra errors, nothing for a pass', () => {
     const hostile = 'still failing: t::a <script>alert(1)</script> & "quotes" \u001b[31mred\u001b[0m';
-    const xml = renderJunit([report([fixture('ok', 'valid', '1 fail→pass'), fixture('bad', 'not_green', hostile), fixture('infra', 'infra_error', 'create: sandbox died')])]);
+    const xml = renderJunit([
+      report([
+        fixture('ok', 'valid', '1 fail→pass'),
+        fixture('bad', 'not_green', hostile),
+        fixture('infra', 'infra_error', 'create: sandbox died'),
+      ]),
+    ]);
     expect(XMLValidator.validate(xml)).toBe(true);
-    const doc = parser.parse(xml) as { testsuites: { tests: string; failures: string; errors: string; testsuite: { testcase: Record<string, unknown>[] }[] } };
+    const doc = parser.parse(xml) as {
+      testsuites: { tests: string; failures: string; errors: string; testsuite: { testcase: Record<string, unknown>[] }[] };
+    };
     expect(doc.testsuites).toMatchObject({ tests: '3', failures: '1', errors: '1' });
-    const [ok, bad, infra] = doc.testsuites.testsuite[0]!.testcase as { name: string; time: string; failure?: { type: string; message: string; '#text': string }; error?: { type: string; message: string } }[];
+    const [ok, bad, infra] = doc.testsuites.testsuite[0]!.testcase as {
+      name: string;
+      time: string;
+      failure?: { type: string; message: string; '#text': string };
+      error?: { type: string; message: string };
+    }[];
     expect(ok).toMatchObject({ name: 'ok', time: '1.234' });
     expect(ok!.failure).toBeUndefined();
     expect(bad!.failure!.type).toBe('not_green');

@@ -40,7 +40,15 @@ describe('cargo adapter: prepare', () => {
   });
 
   it('protects the manifest, lockfile, build script and toolchain files', () => {
-    expect(cargoAdapter.infrastructure).toEqual(['Cargo.toml', 'Cargo.lock', 'build.rs', '.cargo/config', '.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml']);
+    expect(cargoAdapter.infrastructure).toEqual([
+      'Cargo.toml',
+      'Cargo.lock',
+      'build.rs',
+      '.cargo/config',
+      '.cargo/config.toml',
+      'rust-toolchain',
+      'rust-toolchain.toml',
+    ]);
   });
 });
 
@@ -56,12 +64,19 @@ describe('cargo adapter: parse', () => {
   it('never puts the binary hash in an id', async () => {
     const i = await input('cargo');
     expect(i.stdout).toMatch(/Running unittests src\/lib\.rs \(target\/debug\/deps\/calc-[0-9a-f]{16}\)/);
-    expect(cargoAdapter.parse(i).tests.map((t) => t.id).join()).not.toMatch(/[0-9a-f]{16}/);
+    expect(
+      cargoAdapter
+        .parse(i)
+        .tests.map((t) => t.id)
+        .join(),
+    ).not.toMatch(/[0-9a-f]{16}/);
   });
 
   it("keeps a failing test's panic as its message", async () => {
     const byId = new Map(cargoAdapter.parse(await input('cargo')).tests.map((t) => [t.id, t.message]));
-    expect(byId.get('lib::tests::adds')).toMatch(/^thread 'tests::adds' \(\d+\) panicked at src\/lib\.rs:32:9:\nassertion `left == right` failed\n {2}left: -1\n right: 5/);
+    expect(byId.get('lib::tests::adds')).toMatch(
+      /^thread 'tests::adds' \(\d+\) panicked at src\/lib\.rs:32:9:\nassertion `left == right` failed\n {2}left: -1\n right: 5/,
+    );
     expect(byId.get('doc::src/lib.rs - add')).toMatch(/^Test executable failed \(exit status: 101\)\.\nstderr:\nthread 'main'/);
     expect(byId.get('lib::tests::zero')).toBeUndefined();
   });
@@ -73,7 +88,9 @@ describe('cargo adapter: parse', () => {
     const report = cargoAdapter.parse(i);
     expect(statuses(report.tests)).toEqual(EXPECTED);
     const byId = new Map(report.tests.map((t) => [t.id, t.message]));
-    expect(byId.get('lib::tests::bad_bytes')).toMatch(/^caf\uFFFD is not utf-8\nthread 'tests::bad_bytes' \(\d+\) panicked at src\/lib\.rs:48:9:\nprinted a latin-1 byte$/);
+    expect(byId.get('lib::tests::bad_bytes')).toMatch(
+      /^caf\uFFFD is not utf-8\nthread 'tests::bad_bytes' \(\d+\) panicked at src\/lib\.rs:48:9:\nprinted a latin-1 byte$/,
+    );
   });
 
   it('puts the binary names back when the streams were kept apart', async () => {
@@ -140,7 +157,13 @@ describe('cargo adapter: parse', () => {
   });
 
   it('says what cargo said when nothing ran at all', () => {
-    const report = cargoAdapter.parse({ report: null, stdout: '', stderr: 'error: could not find `Cargo.toml` in `/w` or any parent directory\n', exitCode: 101, workdir: '/w' });
+    const report = cargoAdapter.parse({
+      report: null,
+      stdout: '',
+      stderr: 'error: could not find `Cargo.toml` in `/w` or any parent directory\n',
+      exitCode: 101,
+      workdir: '/w',
+    });
     expect(report).toMatchObject({ tests: [], note: 'cargo: error: could not find `Cargo.toml` in `/w` or any parent directory' });
   });
 });

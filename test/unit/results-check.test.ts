@@ -5,7 +5,12 @@ import { pytestAdapter } from '../../harness/results/pytest.js';
 import { countTests, type TestCase, type TestReport } from '../../harness/results/types.js';
 import { vitestAdapter } from '../../harness/results/vitest.js';
 
-const report = (tests: TestCase[], note?: string): TestReport => ({ source: 'junit', tests, counts: countTests(tests), ...(note ? { note } : {}) });
+const report = (tests: TestCase[], note?: string): TestReport => ({
+  source: 'junit',
+  tests,
+  counts: countTests(tests),
+  ...(note ? { note } : {}),
+});
 const pass = (id: string): TestCase => ({ id, status: 'passed' });
 
 describe('checkPhase', () => {
@@ -19,11 +24,17 @@ describe('checkPhase', () => {
   });
 
   it('fails, and says so, when the report has failures but the command exited 0', () => {
-    expect(checkPhase(report([{ id: 'b', status: 'failed' }]), 0, false)).toEqual({ state: 'fail', problems: ['the report has failures but the command exited 0'] });
+    expect(checkPhase(report([{ id: 'b', status: 'failed' }]), 0, false)).toEqual({
+      state: 'fail',
+      problems: ['the report has failures but the command exited 0'],
+    });
   });
 
   it('is broken when the command exits non-zero with no failure parsed', () => {
-    expect(checkPhase(report([pass('a')]), 2, false)).toEqual({ state: 'broken', problems: ['exit code 2 with no failing test in the report'] });
+    expect(checkPhase(report([pass('a')]), 2, false)).toEqual({
+      state: 'broken',
+      problems: ['exit code 2 with no failing test in the report'],
+    });
   });
 
   it('is broken when no test ran, whatever the exit code', () => {
@@ -34,20 +45,44 @@ describe('checkPhase', () => {
   });
 
   it('reports a timeout before anything the partial report says', () => {
-    expect(checkPhase(report([pass('a'), { id: 'b', status: 'failed' }]), 137, true)).toEqual({ state: 'timeout', problems: ['the test command timed out'] });
+    expect(checkPhase(report([pass('a'), { id: 'b', status: 'failed' }]), 137, true)).toEqual({
+      state: 'timeout',
+      problems: ['the test command timed out'],
+    });
   });
 
   it("carries the adapter's note into the problems", () => {
-    expect(checkPhase(report([], 'pytest left no JUnit XML'), 4, false).problems).toEqual(['pytest left no JUnit XML', 'the suite ran no test (exit code 4)']);
+    expect(checkPhase(report([], 'pytest left no JUnit XML'), 4, false).problems).toEqual([
+      'pytest left no JUnit XML',
+      'the suite ran no test (exit code 4)',
+    ]);
   });
 
   it('reads the captured runs as failing runs', async () => {
     const data = (f: string) => readFile(new URL(`../data/${f}`, import.meta.url), 'utf8');
-    const pytest = pytestAdapter.parse({ report: await data('pytest/junit.xml'), stdout: '', stderr: '', exitCode: 1, workdir: '/WORK/pytest' });
+    const pytest = pytestAdapter.parse({
+      report: await data('pytest/junit.xml'),
+      stdout: '',
+      stderr: '',
+      exitCode: 1,
+      workdir: '/WORK/pytest',
+    });
     expect(checkPhase(pytest, Number(await data('pytest/exit-code')), false).state).toBe('fail');
-    const collect = pytestAdapter.parse({ report: await data('pytest-collect-error/junit.xml'), stdout: '', stderr: '', exitCode: 2, workdir: '/WORK/pytest-collect' });
+    const collect = pytestAdapter.parse({
+      report: await data('pytest-collect-error/junit.xml'),
+      stdout: '',
+      stderr: '',
+      exitCode: 2,
+      workdir: '/WORK/pytest-collect',
+    });
     expect(checkPhase(collect, Number(await data('pytest-collect-error/exit-code')), false).state).toBe('fail');
-    const vitest = vitestAdapter.parse({ report: await data('vitest/report.json'), stdout: '', stderr: '', exitCode: 1, workdir: '/WORK/vitest' });
+    const vitest = vitestAdapter.parse({
+      report: await data('vitest/report.json'),
+      stdout: '',
+      stderr: '',
+      exitCode: 1,
+      workdir: '/WORK/vitest',
+    });
     expect(checkPhase(vitest, Number(await data('vitest/exit-code')), false).state).toBe('fail');
   });
 });

@@ -8,7 +8,10 @@ const exitOf = (script: string) => spawnSync('/bin/sh', ['-c', script]).status!;
 
 describe('exit-code adapter', () => {
   it('runs the command unchanged and asks for no report', () => {
-    expect(exitCodeAdapter.prepare({ command: './check.sh', workdir: '/w', scratchDir: '/s', env: { A: '1' } })).toEqual({ command: './check.sh', env: {} });
+    expect(exitCodeAdapter.prepare({ command: './check.sh', workdir: '/w', scratchDir: '/s', env: { A: '1' } })).toEqual({
+      command: './check.sh',
+      env: {},
+    });
   });
 
   it('is one passing test named "exit-code" when the command exits 0', () => {

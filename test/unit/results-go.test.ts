@@ -38,7 +38,10 @@ const EXPECTED = {
 describe('go adapter: prepare', () => {
   it('adds -json to a plain go test invocation, before any -args', () => {
     expect(prepare('go test ./...')).toEqual({ command: 'go test -json ./...', env: {} });
-    expect(prepare('go test -run TestAdd ./... -args -db=x')).toEqual({ command: 'go test -run TestAdd ./... -args -db=x', env: { GOFLAGS: '-v' } });
+    expect(prepare('go test -run TestAdd ./... -args -db=x')).toEqual({
+      command: 'go test -run TestAdd ./... -args -db=x',
+      env: { GOFLAGS: '-v' },
+    });
     expect(prepare("go test -run 'TestA|TestB' ./...").command).toBe("go test -json -run 'TestA|TestB' ./...");
     expect(prepare('CGO_ENABLED=0 go test ./...').command).toBe('CGO_ENABLED=0 go test -json ./...');
   });
@@ -106,7 +109,9 @@ describe('go adapter: parse', () => {
   it('says why when go fails before any package runs (a missing module)', async () => {
     const report = goAdapter.parse(await input('go-nomodule'));
     expect(report.tests).toEqual([]);
-    expect(report.note).toBe('go test reported no package: l.go:3:8: no required module provides package example.com/missing; to add it:\n\tgo get example.com/missing');
+    expect(report.note).toBe(
+      'go test reported no package: l.go:3:8: no required module provides package example.com/missing; to add it:\n\tgo get example.com/missing',
+    );
   });
 
   it('reads the build events of Go 1.24+ (build-output, FailedBuild)', () => {
@@ -119,12 +124,16 @@ describe('go adapter: parse', () => {
       '{"Action":"output","Package":"example.com/shop/broken","Output":"FAIL\\texample.com/shop/broken [build failed]\\n"}',
       '{"Action":"fail","Package":"example.com/shop/broken","Elapsed":0,"FailedBuild":"example.com/shop/broken [example.com/shop/broken.test]"}',
     ].join('\n');
-    expect(parseGoOutput(stdout, '').tests).toEqual([{ id: 'example.com/shop/broken', status: 'error', message: 'broken/broken.go:3:37: undefined: undefinedName' }]);
+    expect(parseGoOutput(stdout, '').tests).toEqual([
+      { id: 'example.com/shop/broken', status: 'error', message: 'broken/broken.go:3:37: undefined: undefinedName' },
+    ]);
   });
 
   it('reads the text of go test without -v (failures only) and of a run killed mid-test', () => {
     const plain = '--- FAIL: TestAdd (0.01s)\n    calc_test.go:11: bad sum\nFAIL\nFAIL\texample.com/shop/calc\t0.004s\nFAIL\n';
-    expect(parseGoOutput(plain, '').tests).toEqual([{ id: 'example.com/shop/calc::TestAdd', status: 'failed', durationMs: 10, message: 'calc_test.go:11: bad sum' }]);
+    expect(parseGoOutput(plain, '').tests).toEqual([
+      { id: 'example.com/shop/calc::TestAdd', status: 'failed', durationMs: 10, message: 'calc_test.go:11: bad sum' },
+    ]);
     const killed = '=== RUN   TestFast\n--- PASS: TestFast (0.00s)\n=== RUN   TestHang\n';
     expect(parseGoOutput(killed, '').tests).toEqual([
       { id: 'TestFast', status: 'passed', durationMs: 0 },

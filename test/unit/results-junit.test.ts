@@ -14,12 +14,17 @@ const parseFile = async (dir: string) => junitAdapter.parse(input(await data(`${
 
 describe('junit adapter: prepare', () => {
   it("points the pipeline at the manifest's test.reportPath, in the workspace, and runs the command as given", () => {
-    expect(junitAdapter.prepare({ command: 'mvn -q test', workdir: '/sb/workspace', scratchDir: '/s', env: {}, reportPath: 'target/junit.xml' })).toEqual({
+    expect(
+      junitAdapter.prepare({ command: 'mvn -q test', workdir: '/sb/workspace', scratchDir: '/s', env: {}, reportPath: 'target/junit.xml' }),
+    ).toEqual({
       command: 'mvn -q test',
       env: {},
       reportFile: '/sb/workspace/target/junit.xml',
     });
-    expect(junitAdapter.prepare({ command: 'make test', workdir: '/sb/workspace', scratchDir: '/s', env: {}, reportPath: './out/../junit.xml' }).reportFile).toBe('/sb/workspace/junit.xml');
+    expect(
+      junitAdapter.prepare({ command: 'make test', workdir: '/sb/workspace', scratchDir: '/s', env: {}, reportPath: './out/../junit.xml' })
+        .reportFile,
+    ).toBe('/sb/workspace/junit.xml');
     expect(junitAdapter.infrastructure).toEqual([]);
   });
 });
@@ -38,7 +43,12 @@ describe('junit adapter: dialects', () => {
       'com.example.CalcTest::retries': 'passed', // passed on a rerun: flakyFailure only
     });
     const byId = new Map(report.tests.map((t) => [t.id, t]));
-    expect(byId.get('com.example.CalcTest::subtracts')).toEqual({ id: 'com.example.CalcTest::subtracts', status: 'failed', durationMs: 12, message: 'expected: <1> but was: <5>' });
+    expect(byId.get('com.example.CalcTest::subtracts')).toEqual({
+      id: 'com.example.CalcTest::subtracts',
+      status: 'failed',
+      durationMs: 12,
+      message: 'expected: <1> but was: <5>',
+    });
     expect(byId.get('com.example.CalcTest$Division::loadsRates')?.message).toBe('Connection refused');
   });
 
@@ -100,17 +110,20 @@ describe('junit adapter: dialects', () => {
 
 describe('junit adapter: ids and edge cases', () => {
   it('names a case with no classname by its suite path', () => {
-    const xml = '<testsuites><testsuite name="Root Suite"><testsuite name="cart"><testcase name="adds" classname=""/></testsuite></testsuite></testsuites>';
+    const xml =
+      '<testsuites><testsuite name="Root Suite"><testsuite name="cart"><testcase name="adds" classname=""/></testsuite></testsuite></testsuites>';
     expect(parseJUnitReport(xml)).toEqual([{ id: 'Root Suite > cart > adds', status: 'passed' }]);
   });
 
   it('keeps the last of a rerun test listed twice under the same suite', () => {
-    const xml = '<testsuite name="s"><testcase classname="k" name="t"><failure message="first"/></testcase><testcase classname="k" name="t"/></testsuite>';
+    const xml =
+      '<testsuite name="s"><testcase classname="k" name="t"><failure message="first"/></testcase><testcase classname="k" name="t"/></testsuite>';
     expect(parseJUnitReport(xml)).toEqual([{ id: 'k::t', status: 'passed' }]);
   });
 
   it('reports a <failure> placed on a suite itself (a hook) as a broken entry', () => {
-    const xml = '<testsuites><testsuite name="db" failures="1"><testcase classname="db" name="reads"/><error message="afterAll failed"/></testsuite></testsuites>';
+    const xml =
+      '<testsuites><testsuite name="db" failures="1"><testcase classname="db" name="reads"/><error message="afterAll failed"/></testsuite></testsuites>';
     expect(parseJUnitReport(xml)).toEqual([
       { id: 'db::reads', status: 'passed' },
       { id: 'db', status: 'error', message: 'afterAll failed' },
@@ -118,7 +131,8 @@ describe('junit adapter: ids and edge cases', () => {
   });
 
   it('names only the innermost suite whose declared failures its cases do not show', () => {
-    const xml = '<testsuites><testsuite name="a" failures="1"><testsuite name="b" failures="1"><testcase classname="k" name="t"/></testsuite></testsuite></testsuites>';
+    const xml =
+      '<testsuites><testsuite name="a" failures="1"><testsuite name="b" failures="1"><testcase classname="k" name="t"/></testsuite></testsuite></testsuites>';
     expect(statuses(parseJUnitReport(xml))).toEqual({ 'k::t': 'passed', 'a > b': 'error' });
     expect(parseJUnitDocument(xml).suites).toEqual([
       { path: ['a'], declared: 1, failing: 0 },
@@ -135,12 +149,25 @@ describe('junit adapter: ids and edge cases', () => {
       Buffer.from('sum'),
       Buffer.from('"/></testcase></testsuite>'),
     ]);
-    expect(junitAdapter.parse(input(bytes.toString('utf8'))).tests).toEqual([{ id: 'k::caf\uFFFD', status: 'failed', message: 'r\uFFFDsum' }]);
+    expect(junitAdapter.parse(input(bytes.toString('utf8'))).tests).toEqual([
+      { id: 'k::caf\uFFFD', status: 'failed', message: 'r\uFFFDsum' },
+    ]);
   });
 
   it('says why when the report is missing, unreadable or empty', () => {
-    expect(junitAdapter.parse(input(null))).toMatchObject({ source: 'none', tests: [], note: 'the command left no JUnit XML at test.reportPath' });
-    expect(junitAdapter.parse(input('<testsuites><testsuite'))).toMatchObject({ source: 'none', note: expect.stringMatching(/^unreadable JUnit XML: /) });
-    expect(junitAdapter.parse(input('<testsuites name="none"/>'))).toMatchObject({ source: 'junit', tests: [], note: 'the JUnit XML at test.reportPath has no <testcase>' });
+    expect(junitAdapter.parse(input(null))).toMatchObject({
+      source: 'none',
+      tests: [],
+      note: 'the command left no JUnit XML at test.reportPath',
+    });
+    expect(junitAdapter.parse(input('<testsuites><testsuite'))).toMatchObject({
+      source: 'none',
+      note: expect.stringMatching(/^unreadable JUnit XML: /),
+    });
+    expect(junitAdapter.parse(input('<testsuites name="none"/>'))).toMatchObject({
+      source: 'junit',
+      tests: [],
+      note: 'the JUnit XML at test.reportPath has no <testcase>',
+    });
   });
 });

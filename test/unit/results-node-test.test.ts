@@ -11,7 +11,13 @@ const data = (f: string) => readFile(new URL(`../data/node-test/${f}`, import.me
 const WORKDIR = '/WORK/node';
 
 async function input(): Promise<ParseInput> {
-  return { report: await data('report.jsonl'), stdout: await data('stdout.txt'), stderr: '', exitCode: Number(await data('exit-code')), workdir: WORKDIR };
+  return {
+    report: await data('report.jsonl'),
+    stdout: await data('stdout.txt'),
+    stderr: '',
+    exitCode: Number(await data('exit-code')),
+    workdir: WORKDIR,
+  };
 }
 
 const statuses = (tests: { id: string; status: string }[]) => Object.fromEntries(tests.map((t) => [t.id, t.status]));
@@ -23,7 +29,12 @@ describe('node:test adapter', () => {
   });
 
   it('adds its reporter to NODE_OPTIONS, after the user options, and writes the reporter module', () => {
-    const p = nodeTestAdapter.prepare({ command: 'npm test', workdir: '/w', scratchDir: '/s', env: { NODE_OPTIONS: '--max-old-space-size=512' } });
+    const p = nodeTestAdapter.prepare({
+      command: 'npm test',
+      workdir: '/w',
+      scratchDir: '/s',
+      env: { NODE_OPTIONS: '--max-old-space-size=512' },
+    });
     expect(p).toEqual({
       command: 'npm test',
       env: {

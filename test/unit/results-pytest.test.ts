@@ -93,7 +93,9 @@ describe('pytest adapter', () => {
 
 describe('pytestId', () => {
   it('maps nested classes of an xunit1 classname to :: parts', () => {
-    const [c] = parseJUnit('<testsuite><testcase classname="tests.test_a.TestK.TestInner" name="test_n[1.5]" file="tests/test_a.py"/></testsuite>');
+    const [c] = parseJUnit(
+      '<testsuite><testcase classname="tests.test_a.TestK.TestInner" name="test_n[1.5]" file="tests/test_a.py"/></testsuite>',
+    );
     expect(pytestId(c!)).toBe('tests/test_a.py::TestK::TestInner::test_n[1.5]');
   });
 

@@ -55,12 +55,18 @@ describe('unittest adapter', () => {
   it('reads the same statuses when stdout and stderr are merged (2>&1)', async () => {
     const merged = await data('unittest-combined/stdout.txt');
     expect(merged).toContain('... stdout line from test\nstderr line from test\nok\n');
-    expect(statuses(unittestAdapter.parse({ report: null, stdout: merged, stderr: '', exitCode: 1, workdir: '/w' }).tests)).toEqual(EXPECTED);
+    expect(statuses(unittestAdapter.parse({ report: null, stdout: merged, stderr: '', exitCode: 1, workdir: '/w' }).tests)).toEqual(
+      EXPECTED,
+    );
   });
 
   it('reads the pre-3.11 form, where the parenthesis holds only the class', () => {
     const text = 'test_a (pkg.mod.K) ... ok\ntest_b (pkg.mod.K) ... FAIL\ntest_c (pkg.mod.K) ... skipped "it\'s off"\n';
-    expect(statuses(parseUnittestVerbose(text))).toEqual({ 'pkg.mod.K.test_a': 'passed', 'pkg.mod.K.test_b': 'failed', 'pkg.mod.K.test_c': 'skipped' });
+    expect(statuses(parseUnittestVerbose(text))).toEqual({
+      'pkg.mod.K.test_a': 'passed',
+      'pkg.mod.K.test_b': 'failed',
+      'pkg.mod.K.test_c': 'skipped',
+    });
   });
 
   it('counts an unexpected success as a failure', () => {
@@ -68,7 +74,8 @@ describe('unittest adapter', () => {
   });
 
   it('notes a run without -v, which lists no test', () => {
-    const stderr = '..F\n----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n';
+    const stderr =
+      '..F\n----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n';
     const report = unittestAdapter.parse({ report: null, stdout: '', stderr, exitCode: 1, workdir: '/w' });
     expect(report).toMatchObject({ tests: [], note: 'no per-test lines: run unittest with -v' });
   });

@@ -8,7 +8,13 @@ const data = (f: string) => readFile(new URL(`../data/vitest/${f}`, import.meta.
 const WORKDIR = '/WORK/vitest';
 
 async function input(): Promise<ParseInput> {
-  return { report: await data('report.json'), stdout: await data('stdout.txt'), stderr: await data('stderr.txt'), exitCode: Number(await data('exit-code')), workdir: WORKDIR };
+  return {
+    report: await data('report.json'),
+    stdout: await data('stdout.txt'),
+    stderr: await data('stderr.txt'),
+    exitCode: Number(await data('exit-code')),
+    workdir: WORKDIR,
+  };
 }
 
 const statuses = (tests: { id: string; status: string }[]) => Object.fromEntries(tests.map((t) => [t.id, t.status]));
@@ -44,7 +50,9 @@ describe('vitest adapter', () => {
 
   it('keeps the first lines of each failure message, and the load error of a file', async () => {
     const byId = new Map(vitestAdapter.parse(await input()).tests.map((t) => [t.id, t.message]));
-    expect(byId.get('src/a.test.ts::outer > doubles 2')).toMatch(/^AssertionError: expected 4 to be 5 \/\/ Object\.is equality\n {4}at \/WORK\/vitest\/src\/a\.test\.ts:\d+:\d+\n/);
+    expect(byId.get('src/a.test.ts::outer > doubles 2')).toMatch(
+      /^AssertionError: expected 4 to be 5 \/\/ Object\.is equality\n {4}at \/WORK\/vitest\/src\/a\.test\.ts:\d+:\d+\n/,
+    );
     expect(byId.get('src/a.test.ts::outer > doubles 2')!.split('\n')).toHaveLength(7); // six lines and "…"
     expect(byId.get('src/broken.test.ts')).toBe("Cannot find module './missing.js' imported from /WORK/vitest/src/broken.test.ts");
     expect(byId.get('src/hook.test.ts')).toBe('the file failed outside its tests (a hook or its import)');
@@ -59,6 +67,9 @@ describe('vitest adapter', () => {
   it('says why when the report is missing or unreadable', async () => {
     const base = await input();
     expect(vitestAdapter.parse({ ...base, report: null })).toMatchObject({ source: 'none', tests: [], note: 'vitest left no JSON report' });
-    expect(vitestAdapter.parse({ ...base, report: '{"testResults": [' })).toMatchObject({ source: 'none', note: expect.stringMatching(/^unreadable vitest JSON: /) });
+    expect(vitestAdapter.parse({ ...base, report: '{"testResults": [' })).toMatchObject({
+      source: 'none',
+      note: expect.stringMatching(/^unreadable vitest JSON: /),
+    });
   });
 });

@@ -1,7 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { keepReason } from '../../harness/sandbox/core/gc.js';
-import { currentOwner, LEGACY_START_LABEL, labelledLiveness, liveness, OWNER_LABEL, ownerLabels } from '../../harness/sandbox/core/owner.js';
+import {
+  currentOwner,
+  LEGACY_START_LABEL,
+  labelledLiveness,
+  liveness,
+  OWNER_LABEL,
+  ownerLabels,
+} from '../../harness/sandbox/core/owner.js';
 
 /** Owner liveness, shared by host folders (owner.json), Docker labels and E2B metadata. */
 describe('owner liveness', () => {

@@ -19,7 +19,11 @@ describe('backend registry', () => {
       cmd.parse([f.flags.split(' ')[0]!, '1'], { from: 'user' });
       expect(cmd.opts(), f.flags).toEqual({ [f.key]: '1' });
       // Every backend whose schema has this field declares the flag itself.
-      for (const b of BACKENDS.filter((x) => f.key in x.options.shape)) expect(b.flags.map((x) => x.key), b.name).toContain(f.key);
+      for (const b of BACKENDS.filter((x) => f.key in x.options.shape))
+        expect(
+          b.flags.map((x) => x.key),
+          b.name,
+        ).toContain(f.key);
     }
   });
 

@@ -15,7 +15,9 @@ describe('checkBaseline: is the unpatched fixture a fair question?', () => {
 
   test('a baseline that timed out or is broken is named as such', () => {
     expect(checkBaseline(tests, timedOut())).toBe('the RED baseline timed out');
-    expect(checkBaseline(tests, broken('collection error in tests/test_calc.py', 'exit code 2'))).toBe('the RED baseline is unusable: collection error in tests/test_calc.py; exit code 2');
+    expect(checkBaseline(tests, broken('collection error in tests/test_calc.py', 'exit code 2'))).toBe(
+      'the RED baseline is unusable: collection error in tests/test_calc.py; exit code 2',
+    );
   });
 
   test('failToPass tests that already pass are named (four at most, the rest counted)', () => {
@@ -38,17 +40,25 @@ describe('checkBaseline: is the unpatched fixture a fair question?', () => {
 describe('scoreAgent: before any test runs', () => {
   const none = { failToPass: null, passToPass: null, flakyDependence: [] };
 
-  test('an unsafe patch is rejected, with the guard\'s reason, and never graded', () => {
-    expect(scoreAgent(tests, patch({ status: 'unsafe', reason: 'writes outside the workdir: ../etc/passwd' }), fixed)).toEqual({ ...none, verdict: 'rejected', reason: 'unsafe patch: writes outside the workdir: ../etc/passwd' });
+  test("an unsafe patch is rejected, with the guard's reason, and never graded", () => {
+    expect(scoreAgent(tests, patch({ status: 'unsafe', reason: 'writes outside the workdir: ../etc/passwd' }), fixed)).toEqual({
+      ...none,
+      verdict: 'rejected',
+      reason: 'unsafe patch: writes outside the workdir: ../etc/passwd',
+    });
   });
 
   test('a patch that did not apply is patch_error, with its status in words', () => {
-    expect(scoreAgent(tests, patch({ status: 'failed', reason: 'hunk #2 FAILED' }), null)).toEqual({ ...none, verdict: 'patch_error', reason: 'failed: hunk #2 FAILED' });
+    expect(scoreAgent(tests, patch({ status: 'failed', reason: 'hunk #2 FAILED' }), null)).toEqual({
+      ...none,
+      verdict: 'patch_error',
+      reason: 'failed: hunk #2 FAILED',
+    });
     expect(scoreAgent(tests, patch({ status: 'not_a_diff', reason: 'prose, no hunk' }), null).reason).toBe('not a diff: prose, no hunk');
     expect(scoreAgent(tests, patch({ status: 'missing' }), null)).toEqual({ ...none, verdict: 'patch_error', reason: 'missing: ' });
   });
 
-  test('an applied patch with no GREEN run is infra_error, not the model\'s fault', () => {
+  test("an applied patch with no GREEN run is infra_error, not the model's fault", () => {
     expect(scoreAgent(tests, patch(), null)).toEqual({ ...none, verdict: 'infra_error', reason: 'the GREEN run did not happen' });
   });
 
@@ -59,12 +69,24 @@ describe('scoreAgent: before any test runs', () => {
 
 describe('scoreAgent: resolved', () => {
   test('every declared test passing is resolved, with the F2P/P2P counts', () => {
-    const r = scoreAgent(declared(['a', 'b'], ['c', 'd', 'e']), patch(), phase({ a: 'passed', b: 'passed', c: 'passed', d: 'passed', e: 'passed' }));
-    expect(r).toEqual({ verdict: 'resolved', reason: 'failToPass 2/2, passToPass 3/3', failToPass: { passed: 2, total: 2 }, passToPass: { passed: 3, total: 3 }, flakyDependence: [] });
+    const r = scoreAgent(
+      declared(['a', 'b'], ['c', 'd', 'e']),
+      patch(),
+      phase({ a: 'passed', b: 'passed', c: 'passed', d: 'passed', e: 'passed' }),
+    );
+    expect(r).toEqual({
+      verdict: 'resolved',
+      reason: 'failToPass 2/2, passToPass 3/3',
+      failToPass: { passed: 2, total: 2 },
+      passToPass: { passed: 3, total: 3 },
+      flakyDependence: [],
+    });
   });
 
   test('only declared tests count: an undeclared failing test does not stop resolved', () => {
-    expect(scoreAgent(tests, patch(), phase({ 't::fix': 'passed', 't::keep': 'passed', 't::unrelated': 'failed' })).verdict).toBe('resolved');
+    expect(scoreAgent(tests, patch(), phase({ 't::fix': 'passed', 't::keep': 'passed', 't::unrelated': 'failed' })).verdict).toBe(
+      'resolved',
+    );
   });
 
   test('a resolve that depends on flaky declared tests says so; undeclared flaky tests are left out', () => {
@@ -77,14 +99,22 @@ describe('scoreAgent: resolved', () => {
   test('ignored edits to protected files and a fuzzy apply are in the reason', () => {
     const r = scoreAgent(tests, patch({ tampered: ['tests/test_calc.py'], fuzzy: true }), fixed);
     expect(r.verdict).toBe('resolved');
-    expect(r.reason).toBe('failToPass 1/1, passToPass 1/1 — edits to protected files ignored: tests/test_calc.py — applied with a fuzzy fallback');
+    expect(r.reason).toBe(
+      'failToPass 1/1, passToPass 1/1 — edits to protected files ignored: tests/test_calc.py — applied with a fuzzy fallback',
+    );
   });
 });
 
 describe('scoreAgent: unresolved', () => {
   test('a failToPass test still failing is unresolved, with the counts and the failing test', () => {
     const r = scoreAgent(tests, patch(), baseline);
-    expect(r).toEqual({ verdict: 'unresolved', reason: 'failToPass 0/1, passToPass 1/1; failing: t::fix', failToPass: { passed: 0, total: 1 }, passToPass: { passed: 1, total: 1 }, flakyDependence: [] });
+    expect(r).toEqual({
+      verdict: 'unresolved',
+      reason: 'failToPass 0/1, passToPass 1/1; failing: t::fix',
+      failToPass: { passed: 0, total: 1 },
+      passToPass: { passed: 1, total: 1 },
+      flakyDependence: [],
+    });
   });
 
   test('a broken passToPass test and a missing one both count as failing', () => {

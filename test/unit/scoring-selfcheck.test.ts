@@ -10,12 +10,18 @@ const green = phase({ 't::fix': 'passed', 't::keep': 'passed' });
 
 describe('scoreSelfcheck: the RED run is judged first', () => {
   test('a RED timeout is timeout, whatever the patch', () => {
-    expect(scoreSelfcheck(tests, timedOut(), patch({ status: 'failed' }), null)).toEqual({ verdict: 'timeout', reason: 'the RED run timed out' });
+    expect(scoreSelfcheck(tests, timedOut(), patch({ status: 'failed' }), null)).toEqual({
+      verdict: 'timeout',
+      reason: 'the RED run timed out',
+    });
   });
 
   test('nothing failing before the patch is not_red, with the count of passing tests', () => {
     const allPass = phase({ 't::fix': 'passed', 't::keep': 'passed', 't::other': 'passed' });
-    expect(scoreSelfcheck(tests, allPass, patch(), green)).toEqual({ verdict: 'not_red', reason: 'every test passes before the patch (3 passed)' });
+    expect(scoreSelfcheck(tests, allPass, patch(), green)).toEqual({
+      verdict: 'not_red',
+      reason: 'every test passes before the patch (3 passed)',
+    });
   });
 
   test('a broken RED run is not_red, with each problem named', () => {
@@ -30,19 +36,30 @@ describe('scoreSelfcheck: the RED run is judged first', () => {
 
   test('long lists name five tests and count the rest', () => {
     const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((x) => `t::${x}`);
-    const r = scoreSelfcheck(declared(ids), phase({ ...Object.fromEntries(ids.map((id) => [id, 'passed'])), 't::x': 'failed' }), patch(), green);
+    const r = scoreSelfcheck(
+      declared(ids),
+      phase({ ...Object.fromEntries(ids.map((id) => [id, 'passed'])), 't::x': 'failed' }),
+      patch(),
+      green,
+    );
     expect(r.reason).toBe('failToPass tests already pass before the patch: t::a, t::b, t::c, t::d, t::e and 2 more');
   });
 });
 
 describe('scoreSelfcheck: the oracle and the GREEN run', () => {
   test('an oracle that did not apply is patch_error, with its status in words and its reason', () => {
-    expect(scoreSelfcheck(tests, red, patch({ status: 'failed', reason: 'hunk #1 FAILED at 3' }), null)).toEqual({ verdict: 'patch_error', reason: 'failed: hunk #1 FAILED at 3' });
+    expect(scoreSelfcheck(tests, red, patch({ status: 'failed', reason: 'hunk #1 FAILED at 3' }), null)).toEqual({
+      verdict: 'patch_error',
+      reason: 'failed: hunk #1 FAILED at 3',
+    });
     expect(scoreSelfcheck(tests, red, patch({ status: 'not_a_diff', reason: 'no hunk' }), null).reason).toBe('not a diff: no hunk');
   });
 
   test('without a reason of its own, patch_error says the oracle did not apply', () => {
-    expect(scoreSelfcheck(tests, red, patch({ status: 'already_applied' }), null)).toEqual({ verdict: 'patch_error', reason: 'already applied: the oracle did not apply' });
+    expect(scoreSelfcheck(tests, red, patch({ status: 'already_applied' }), null)).toEqual({
+      verdict: 'patch_error',
+      reason: 'already applied: the oracle did not apply',
+    });
   });
 
   test('an applied oracle with no GREEN run is patch_error', () => {
@@ -76,7 +93,10 @@ describe('scoreSelfcheck: the oracle and the GREEN run', () => {
 
   test('a declared test missing from (or skipped in) the GREEN report counts as failed: not_green', () => {
     const r = scoreSelfcheck(tests, red, patch(), phase({ 't::keep': 'skipped', 't::other': 'passed' }));
-    expect(r).toEqual({ verdict: 'not_green', reason: 'declared tests not passing after the oracle (missing counts as failed): t::fix, t::keep' });
+    expect(r).toEqual({
+      verdict: 'not_green',
+      reason: 'declared tests not passing after the oracle (missing counts as failed): t::fix, t::keep',
+    });
   });
 
   test('a declared passToPass test that fails before the patch is not_red', () => {
@@ -85,7 +105,12 @@ describe('scoreSelfcheck: the oracle and the GREEN run', () => {
   });
 
   test('GREEN passing with no test going from failing to passing is not_red', () => {
-    const r = scoreSelfcheck(declared([]), phase({ 't::a': 'failed', 't::b': 'passed' }), patch(), phase({ 't::a': 'skipped', 't::b': 'passed' }));
+    const r = scoreSelfcheck(
+      declared([]),
+      phase({ 't::a': 'failed', 't::b': 'passed' }),
+      patch(),
+      phase({ 't::a': 'skipped', 't::b': 'passed' }),
+    );
     expect(r).toEqual({ verdict: 'not_red', reason: 'no test goes from failing to passing' });
   });
 });
@@ -99,7 +124,10 @@ describe('scoreSelfcheck: valid', () => {
 
   test('an oracle that edits protected files is still valid, and the reason says those edits were not applied', () => {
     const r = scoreSelfcheck(tests, red, patch({ tampered: ['tests/test_calc.py'] }), green);
-    expect(r).toEqual({ verdict: 'valid', reason: '1 fail→pass, 1 pass→pass (the oracle edits protected files, not applied: tests/test_calc.py)' });
+    expect(r).toEqual({
+      verdict: 'valid',
+      reason: '1 fail→pass, 1 pass→pass (the oracle edits protected files, not applied: tests/test_calc.py)',
+    });
   });
 });
 

@@ -5,10 +5,26 @@ import { diffTraces, traceOf } from '../../harness/transcripts/replay-drift.js';
 
 const stream = { text: '', bytes: 0, sha256: '', truncated: false, utf8: true };
 const command = (phase: 'setup' | 'red' | 'green' | 'agent', exitCode: number, command = 'python3 -m pytest -q'): FixtureEvent => ({
-  type: 'command', phase, label: phase === 'red' ? 'RED tests' : phase === 'green' ? 'GREEN tests' : `${phase} #1`, command, cwd: '.', envKeys: [], exitCode, signal: null, timedOut: false, durationMs: 10, stdout: stream, stderr: stream,
+  type: 'command',
+  phase,
+  label: phase === 'red' ? 'RED tests' : phase === 'green' ? 'GREEN tests' : `${phase} #1`,
+  command,
+  cwd: '.',
+  envKeys: [],
+  exitCode,
+  signal: null,
+  timedOut: false,
+  durationMs: 10,
+  stdout: stream,
+  stderr: stream,
 });
 const tests = (phase: 'red' | 'green', statuses: Record<string, string>): FixtureEvent => ({
-  type: 'tests', phase, run: 1, state: Object.values(statuses).includes('failed') ? 'fail' : 'pass', counts: {}, tests: Object.entries(statuses).map(([id, status]) => ({ id, status })),
+  type: 'tests',
+  phase,
+  run: 1,
+  state: Object.values(statuses).includes('failed') ? 'fail' : 'pass',
+  counts: {},
+  tests: Object.entries(statuses).map(([id, status]) => ({ id, status })),
 });
 const result = (verdict: string, patch = 'applied') => ({ verdict, patch: { status: patch } }) as unknown as FixtureResult;
 

@@ -35,7 +35,10 @@ const PHASE = (t: number, phase: string, status: string) => ev(t, { type: 'phase
 const VERDICT = ev(9, { type: 'verdict', verdict: 'valid', reason: 'ok' });
 
 async function refusal(p: Promise<unknown>): Promise<RedgreenError> {
-  const e = await p.then(() => null, (x: unknown) => x);
+  const e = await p.then(
+    () => null,
+    (x: unknown) => x,
+  );
   expect(e).toBeInstanceOf(RedgreenError);
   return e as RedgreenError;
 }
@@ -56,7 +59,11 @@ describe('parseJsonl', () => {
     expect(r.problems).toHaveLength(1);
     expect(r.problems[0]!.line).toBe(2);
     expect(r.problems[0]!.message).toMatch(/not valid JSON/);
-    expect(r.lines.map((l) => [l.line, l.type])).toEqual([[1, 'phase'], [3, 'phase'], [4, 'verdict']]);
+    expect(r.lines.map((l) => [l.line, l.type])).toEqual([
+      [1, 'phase'],
+      [3, 'phase'],
+      [4, 'verdict'],
+    ]);
   });
 
   test('a broken last line that ends with a newline is corruption, not a torn write', () => {
@@ -111,7 +118,10 @@ describe('openRun', () => {
 
 describe('readFixture', () => {
   test('reads the final result, and a fixture that never started is "missing"', async () => {
-    const dir = await runDir({ ...RUN, fixtures: { ...RUN.fixtures, b: { status: 'pending', transcript: 'b.jsonl' } } }, { 'a.jsonl': `${PHASE(1, 'red', 'start')}\n${VERDICT}\n` });
+    const dir = await runDir(
+      { ...RUN, fixtures: { ...RUN.fixtures, b: { status: 'pending', transcript: 'b.jsonl' } } },
+      { 'a.jsonl': `${PHASE(1, 'red', 'start')}\n${VERDICT}\n` },
+    );
     const run = await openRun(dir);
     const a = await readFixture(run, 'a');
     expect(a.missing).toBe(false);

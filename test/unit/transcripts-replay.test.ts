@@ -15,34 +15,118 @@ afterEach(async () => {
 
 const stream = (text: string) => ({ text, bytes: Buffer.byteLength(text), sha256: 'ab'.repeat(32), truncated: false, utf8: true });
 const LONG = Array.from({ length: 60 }, (_, i) => `output line ${i}`).join('\n');
-const PATCH = 'diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n';
+const PATCH =
+  'diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n';
 const tests = (status: string) => [
   { id: 'test_calc.py::test_add', status },
   { id: 'test_calc.py::test_zero', status: 'passed' },
 ];
 const RESULT: FixtureResult = {
-  fixtureId: 'calc', title: 'add() subtracts', runner: 'pytest', verdict: 'valid', reason: '1 fail→pass, 1 pass→pass', backend: 'local', sandboxId: 'sb', startedAt: '2026-01-01T00:00:00.000Z',
-  durationMs: 2000, timings: { red: 900, green: 800 }, spans: [], red: null, green: null, observed: null,
+  fixtureId: 'calc',
+  title: 'add() subtracts',
+  runner: 'pytest',
+  verdict: 'valid',
+  reason: '1 fail→pass, 1 pass→pass',
+  backend: 'local',
+  sandboxId: 'sb',
+  startedAt: '2026-01-01T00:00:00.000Z',
+  durationMs: 2000,
+  timings: { red: 900, green: 800 },
+  spans: [],
+  red: null,
+  green: null,
+  observed: null,
   patch: { source: 'oracle:oracles/calc.patch', sha256: null, status: 'applied', files: ['calc.py'], tampered: [], fuzzy: false },
 };
 /** A fixture's life on the run clock: t is what the writer records, ms since the run started. */
 const STORY: [number, FixtureEvent | { type: 'result'; result: FixtureResult }][] = [
-  [100, { type: 'fixture', fixtureId: 'calc', title: 'add() subtracts', runner: 'pytest', backend: 'local', fixtureSha256: 'cd'.repeat(32) }],
+  [
+    100,
+    { type: 'fixture', fixtureId: 'calc', title: 'add() subtracts', runner: 'pytest', backend: 'local', fixtureSha256: 'cd'.repeat(32) },
+  ],
   [110, { type: 'sandbox', sandboxId: 'sb', backend: 'local', workdir: '/work/space' }],
   [120, { type: 'phase', phase: 'red', status: 'start' }],
-  [1000, { type: 'command', phase: 'red', label: 'RED tests', command: 'python3 -m pytest -q', cwd: '.', envKeys: ['PYTEST_ADDOPTS'], exitCode: 1, signal: null, timedOut: false, durationMs: 880, stdout: stream(LONG), stderr: stream('') }],
-  [1001, { type: 'tests', phase: 'red', run: 1, state: 'fail', counts: { passed: 1, failed: 1, errors: 0, skipped: 0, total: 2 }, tests: tests('failed') }],
-  [1010, { type: 'patch', source: 'oracle:oracles/calc.patch', sha256: null, text: PATCH, status: 'none', files: ['calc.py'], tampered: [] }],
-  [1900, { type: 'command', phase: 'green', label: 'GREEN tests', command: 'python3 -m pytest -q', cwd: 'sub', envKeys: [], exitCode: 0, signal: null, timedOut: false, durationMs: 870, stdout: stream('2 passed\n'), stderr: stream('') }],
-  [1901, { type: 'tests', phase: 'green', run: 1, state: 'pass', counts: { passed: 2, failed: 0, errors: 0, skipped: 0, total: 2 }, tests: tests('passed') }],
+  [
+    1000,
+    {
+      type: 'command',
+      phase: 'red',
+      label: 'RED tests',
+      command: 'python3 -m pytest -q',
+      cwd: '.',
+      envKeys: ['PYTEST_ADDOPTS'],
+      exitCode: 1,
+      signal: null,
+      timedOut: false,
+      durationMs: 880,
+      stdout: stream(LONG),
+      stderr: stream(''),
+    },
+  ],
+  [
+    1001,
+    {
+      type: 'tests',
+      phase: 'red',
+      run: 1,
+      state: 'fail',
+      counts: { passed: 1, failed: 1, errors: 0, skipped: 0, total: 2 },
+      tests: tests('failed'),
+    },
+  ],
+  [
+    1010,
+    { type: 'patch', source: 'oracle:oracles/calc.patch', sha256: null, text: PATCH, status: 'none', files: ['calc.py'], tampered: [] },
+  ],
+  [
+    1900,
+    {
+      type: 'command',
+      phase: 'green',
+      label: 'GREEN tests',
+      command: 'python3 -m pytest -q',
+      cwd: 'sub',
+      envKeys: [],
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      durationMs: 870,
+      stdout: stream('2 passed\n'),
+      stderr: stream(''),
+    },
+  ],
+  [
+    1901,
+    {
+      type: 'tests',
+      phase: 'green',
+      run: 1,
+      state: 'pass',
+      counts: { passed: 2, failed: 0, errors: 0, skipped: 0, total: 2 },
+      tests: tests('passed'),
+    },
+  ],
   [2100, { type: 'verdict', verdict: 'valid', reason: '1 fail→pass, 1 pass→pass' }],
   [2101, { type: 'result', result: RESULT }],
 ];
 
-async function transcript(lines: string[] = STORY.map(([t, e]) => JSON.stringify({ t, ts: '2026-01-01T00:00:00.000Z', ...e }))): Promise<{ dir: string; file: string }> {
+async function transcript(
+  lines: string[] = STORY.map(([t, e]) => JSON.stringify({ t, ts: '2026-01-01T00:00:00.000Z', ...e })),
+): Promise<{ dir: string; file: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'rg-replay-'));
   dirs.push(dir);
-  const run = { schema: RUN_SCHEMA, runId: 'r1', mode: 'selfcheck', status: 'completed', startedAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:02.000Z', backend: 'local', options: { subject: 'oracle' }, harness: { version: '0.1.0', node: 'v20', platform: 'linux-x64' }, fixtures: { calc: { status: 'done', verdict: 'valid', transcript: 'calc.jsonl' } } };
+  const run = {
+    schema: RUN_SCHEMA,
+    runId: 'r1',
+    mode: 'selfcheck',
+    status: 'completed',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:02.000Z',
+    backend: 'local',
+    options: { subject: 'oracle' },
+    harness: { version: '0.1.0', node: 'v20', platform: 'linux-x64' },
+    fixtures: { calc: { status: 'done', verdict: 'valid', transcript: 'calc.jsonl' } },
+  };
   await writeFile(path.join(dir, 'run.json'), JSON.stringify(run));
   const file = path.join(dir, 'calc.jsonl');
   await writeFile(file, `${lines.join('\n')}\n`);
@@ -52,7 +136,12 @@ async function transcript(lines: string[] = STORY.map(([t, e]) => JSON.stringify
 async function replay(dir: string, speed = 0, full = false) {
   let out = '';
   const sleeps: number[] = [];
-  const summary = await renderRun(await openRun(dir), { speed, style: { color: false, full }, write: (s) => void (out += s), sleep: async (ms) => void sleeps.push(ms) });
+  const summary = await renderRun(await openRun(dir), {
+    speed,
+    style: { color: false, full },
+    write: (s) => void (out += s),
+    sleep: async (ms) => void sleeps.push(ms),
+  });
   return { out, sleeps, summary };
 }
 

@@ -32,8 +32,20 @@ async function load(json: unknown): Promise<RedgreenError | null> {
 }
 
 describe('the verdict taxonomy', () => {
-  test('every verdict once, selfcheck\'s first, and nothing else', () => {
-    expect(VERDICTS).toEqual(['valid', 'not_red', 'not_green', 'patch_error', 'timeout', 'flaky', 'infra_error', 'invalid_fixture', 'resolved', 'unresolved', 'rejected']);
+  test("every verdict once, selfcheck's first, and nothing else", () => {
+    expect(VERDICTS).toEqual([
+      'valid',
+      'not_red',
+      'not_green',
+      'patch_error',
+      'timeout',
+      'flaky',
+      'infra_error',
+      'invalid_fixture',
+      'resolved',
+      'unresolved',
+      'rejected',
+    ]);
     expect(new Set([...SELFCHECK_VERDICTS, ...AGENT_VERDICTS])).toEqual(new Set(VERDICTS));
     expect(VerdictSchema.options).toEqual([...VERDICTS]);
     expect(isVerdict('resolved')).toBe(true);
@@ -41,9 +53,16 @@ describe('the verdict taxonomy', () => {
   });
 
   test('summary.byVerdict keeps the order verdicts first occur in, typed by verdictCounts', () => {
-    const s = summarize([fixture('a', { verdict: 'not_green' }), fixture('b', { verdict: 'valid' }), fixture('c', { verdict: 'not_green' })]);
+    const s = summarize([
+      fixture('a', { verdict: 'not_green' }),
+      fixture('b', { verdict: 'valid' }),
+      fixture('c', { verdict: 'not_green' }),
+    ]);
     expect(Object.keys(s.byVerdict)).toEqual(['not_green', 'valid']);
-    expect(verdictCounts(s.byVerdict)).toEqual([['not_green', 2], ['valid', 1]]);
+    expect(verdictCounts(s.byVerdict)).toEqual([
+      ['not_green', 2],
+      ['valid', 1],
+    ]);
   });
 });
 
@@ -71,11 +90,21 @@ describe('a verdict outside the taxonomy is refused, with the field named', () =
     const line = LineSchema.safeParse({ t: 1, ts: '2026-01-01T00:00:00.000Z', type: 'verdict', verdict: 'success', reason: 'r' });
     expect(line.success).toBe(false);
     expect(line.error?.issues.map((i) => i.path)).toContainEqual(['verdict']);
-    expect(LineSchema.safeParse({ t: 1, ts: '2026-01-01T00:00:00.000Z', type: 'verdict', verdict: 'resolved', reason: 'r' }).success).toBe(true);
+    expect(LineSchema.safeParse({ t: 1, ts: '2026-01-01T00:00:00.000Z', type: 'verdict', verdict: 'resolved', reason: 'r' }).success).toBe(
+      true,
+    );
 
     const run = {
-      schema: 'redgreen.run/1', runId: 'run-1', mode: 'selfcheck', status: 'completed', startedAt: 'x', updatedAt: 'x', backend: 'local', options: {},
-      harness: { version: '0', node: 'v20', platform: 'linux' }, fixtures: { a: { status: 'done', verdict: 'valid', transcript: 'a.jsonl' } },
+      schema: 'redgreen.run/1',
+      runId: 'run-1',
+      mode: 'selfcheck',
+      status: 'completed',
+      startedAt: 'x',
+      updatedAt: 'x',
+      backend: 'local',
+      options: {},
+      harness: { version: '0', node: 'v20', platform: 'linux' },
+      fixtures: { a: { status: 'done', verdict: 'valid', transcript: 'a.jsonl' } },
     };
     expect(RunStateSchema.safeParse(run).success).toBe(true);
     const bad = RunStateSchema.safeParse({ ...run, fixtures: { a: { status: 'done', verdict: 'success', transcript: 'a.jsonl' } } });

@@ -9,7 +9,26 @@ export const BWRAP_HOME = '/home/sandbox';
 export const BWRAP_CACHE = '/cache';
 
 /** What of /etc the runtimes need: certificates, users, name resolution, the dynamic linker. */
-const ETC = ['ssl', 'ca-certificates', 'ca-certificates.conf', 'alternatives', 'passwd', 'group', 'nsswitch.conf', 'hosts', 'resolv.conf', 'localtime', 'npmrc', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'python3', 'mime.types', 'os-release', 'debian_version'];
+const ETC = [
+  'ssl',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'alternatives',
+  'passwd',
+  'group',
+  'nsswitch.conf',
+  'hosts',
+  'resolv.conf',
+  'localtime',
+  'npmrc',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'python3',
+  'mime.types',
+  'os-release',
+  'debian_version',
+];
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 export interface BwrapHost {

@@ -43,10 +43,18 @@ export class BwrapBackend implements SandboxBackend {
 
   /** Fails once, clearly, when bubblewrap is missing or cannot create namespaces here. */
   probe(): Promise<void> {
-    this.probed ??= execa('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], { reject: false, extendEnv: false, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).then((r) => {
+    this.probed ??= execa('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], {
+      reject: false,
+      extendEnv: false,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    }).then((r) => {
       if (r.exitCode === 0) return;
       const why = r.exitCode === undefined ? 'bwrap is not installed' : String(r.stderr || r.message || '').trim();
-      throw new RedgreenError('SANDBOX_FAILED', `the bwrap backend cannot start: ${why}`, 'install bubblewrap (apt-get install -y bubblewrap) on a kernel that allows user namespaces');
+      throw new RedgreenError(
+        'SANDBOX_FAILED',
+        `the bwrap backend cannot start: ${why}`,
+        'install bubblewrap (apt-get install -y bubblewrap) on a kernel that allows user namespaces',
+      );
     });
     return this.probed;
   }
@@ -95,7 +103,10 @@ class BwrapSandbox extends HostSandbox {
 
   /** A host path of the workspace or scratch folder, as the sandbox sees it. */
   private inside(hostPath: string): string {
-    for (const [dir, inside] of [['workspace', BWRAP_WORKSPACE], ['scratch', BWRAP_SCRATCH]] as const) {
+    for (const [dir, inside] of [
+      ['workspace', BWRAP_WORKSPACE],
+      ['scratch', BWRAP_SCRATCH],
+    ] as const) {
       const rel = path.relative(path.join(this.root, dir), hostPath);
       if (!rel.startsWith('..') && !path.isAbsolute(rel)) return rel ? `${inside}/${rel}` : inside;
     }
@@ -110,11 +121,26 @@ class BwrapSandbox extends HostSandbox {
     const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : ['/bin/sh', '-c', 'exec "$@"', 'sh', ...command];
     const cache = options.network && this.options.cacheDir ? this.options.cacheDir : undefined;
     if (cache) await mkdir(cache, { recursive: true });
-    const env = { ...this.env, ...(cache ? { npm_config_cache: `${BWRAP_CACHE}/npm`, PIP_CACHE_DIR: `${BWRAP_CACHE}/pip` } : {}), ...options.env, [MARKER_VAR]: this.id };
+    const env = {
+      ...this.env,
+      ...(cache ? { npm_config_cache: `${BWRAP_CACHE}/npm`, PIP_CACHE_DIR: `${BWRAP_CACHE}/pip` } : {}),
+      ...options.env,
+      [MARKER_VAR]: this.id,
+    };
     const h = (d: string) => path.join(this.root, d);
     const inner = [
       'bwrap',
-      ...bwrapArgs({ host: this.host, workspaceHost: h('workspace'), scratchHost: h('scratch'), homeHost: h('home'), tmpHost: h('tmp'), cwd, env, network: Boolean(options.network), ...(cache ? { cacheHost: cache } : {}) }),
+      ...bwrapArgs({
+        host: this.host,
+        workspaceHost: h('workspace'),
+        scratchHost: h('scratch'),
+        homeHost: h('home'),
+        tmpHost: h('tmp'),
+        cwd,
+        env,
+        network: Boolean(options.network),
+        ...(cache ? { cacheHost: cache } : {}),
+      }),
       '--',
       ...argv,
     ];

@@ -38,7 +38,12 @@ export type SweepOutcome = { kept: KeepReason } | { removed: true } | { failed: 
  * One thing through gc: kept, reported (a dry run), or removed. Something removed meanwhile by its
  * own run (`alreadyGone` says so of the error) is what gc wanted, so it counts as removed.
  */
-export async function sweep(keep: KeepReason | null, o: GcOptions, remove: () => Promise<unknown>, alreadyGone: (e: unknown) => boolean = () => false): Promise<SweepOutcome> {
+export async function sweep(
+  keep: KeepReason | null,
+  o: GcOptions,
+  remove: () => Promise<unknown>,
+  alreadyGone: (e: unknown) => boolean = () => false,
+): Promise<SweepOutcome> {
   if (keep) return { kept: keep };
   if (o.dryRun) return { removed: true };
   try {

@@ -86,7 +86,11 @@ export async function tarBuffer(pack: tar.Pack): Promise<Buffer> {
 }
 
 /** `packTree`, collected in memory. */
-export async function packTreeBuffer(root: string, entries: readonly TreeEntry[], o: PackOptions = {}): Promise<{ archive: Buffer; stats: UploadStats }> {
+export async function packTreeBuffer(
+  root: string,
+  entries: readonly TreeEntry[],
+  o: PackOptions = {},
+): Promise<{ archive: Buffer; stats: UploadStats }> {
   const { pack, done } = packTree(root, entries, o);
   const [archive, stats] = await Promise.all([tarBuffer(pack), done]);
   return { archive, stats };
@@ -123,7 +127,12 @@ export async function buildTar(fill: (pack: tar.Pack) => Promise<void>): Promise
 export function packFiles(files: readonly TarFile[], o: { owner?: TarOwner; dirs?: readonly string[] } = {}): Promise<Buffer> {
   return buildTar(async (pack) => {
     for (const d of o.dirs ?? []) await tarEntry(pack, { name: d, type: 'directory', mode: 0o755, ...o.owner });
-    for (const f of files) await tarEntry(pack, { name: f.name, type: 'file', mode: f.mode, ...o.owner }, typeof f.content === 'string' ? Buffer.from(f.content) : f.content);
+    for (const f of files)
+      await tarEntry(
+        pack,
+        { name: f.name, type: 'file', mode: f.mode, ...o.owner },
+        typeof f.content === 'string' ? Buffer.from(f.content) : f.content,
+      );
   });
 }
 

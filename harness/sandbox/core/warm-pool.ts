@@ -41,7 +41,11 @@ export class WarmPool<T> {
 
   /** Starts creations until `size` items are ready or on their way (beyond those promised to waiters); resolves once those settle. */
   fill(): Promise<void> {
-    while (!this.draining && this.failures < (this.o.maxFailures ?? Infinity) && this.ready.length + this.pending.size - this.waiters.length < this.o.size) {
+    while (
+      !this.draining &&
+      this.failures < (this.o.maxFailures ?? Infinity) &&
+      this.ready.length + this.pending.size - this.waiters.length < this.o.size
+    ) {
       const p: Promise<void> = this.o
         .make()
         .then(
@@ -82,7 +86,8 @@ export class WarmPool<T> {
   /** A ready item, else one already on its way and not promised to an earlier caller; undefined when there is none. */
   async next(): Promise<T | undefined> {
     let got = this.freshest();
-    if (got === undefined && this.pending.size > this.waiters.length) got = await new Promise<T | undefined>((resolve) => this.waiters.push(resolve));
+    if (got === undefined && this.pending.size > this.waiters.length)
+      got = await new Promise<T | undefined>((resolve) => this.waiters.push(resolve));
     this.handedOut(got);
     return got;
   }

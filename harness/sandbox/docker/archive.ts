@@ -61,7 +61,11 @@ export async function mergeArchives(parts: readonly { rel: string; open: () => P
         for await (const e of extract) {
           const { name, type, linkname } = e.header;
           // A hard link names its target from the archive's root, which moves with the entries.
-          await copyEntry(pack, { ...e.header, ...OWNER, name: under(name), ...(type === 'link' && linkname ? { linkname: under(linkname) } : {}) }, e);
+          await copyEntry(
+            pack,
+            { ...e.header, ...OWNER, name: under(name), ...(type === 'link' && linkname ? { linkname: under(linkname) } : {}) },
+            e,
+          );
         }
       } finally {
         release(archive);
@@ -98,7 +102,8 @@ async function checkEntries(data: Buffer, pack: tar.Pack): Promise<void> {
     const rel = inside(name) ?? refuse(name, 'is outside the workspace');
     if (symlinks.some((s) => rel.startsWith(`${s}/`))) refuse(name, 'goes through a symlink');
     if (type === 'symlink') {
-      if (!linkname || path.posix.isAbsolute(linkname) || !inside(path.posix.join(path.posix.dirname(rel), linkname))) refuse(name, 'links outside the workspace');
+      if (!linkname || path.posix.isAbsolute(linkname) || !inside(path.posix.join(path.posix.dirname(rel), linkname)))
+        refuse(name, 'links outside the workspace');
       symlinks.push(rel);
     } else if (type === 'link') {
       if (!linkname || !inside(linkname)) refuse(name, 'links outside the workspace');

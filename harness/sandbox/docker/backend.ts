@@ -92,7 +92,12 @@ export class DockerBackend implements SandboxBackend {
     if (size > 0) {
       // A fixture that finds none ready creates its own (take()); three failed creations in a row
       // mean a broken engine or image, so refills stop there.
-      const pool = new WarmPool<PreparedContainer>({ size, make: () => this.prepare(this.defaultImage, this.runId, '', 'pool'), discard: (p) => this.discard(p), maxFailures: 3 });
+      const pool = new WarmPool<PreparedContainer>({
+        size,
+        make: () => this.prepare(this.defaultImage, this.runId, '', 'pool'),
+        discard: (p) => this.discard(p),
+        maxFailures: 3,
+      });
       await pool.fill();
       if (!pool.available) {
         await pool.drain();
@@ -107,7 +112,8 @@ export class DockerBackend implements SandboxBackend {
     if (this.closing) throw new RedgreenError('SANDBOX_FAILED', 'docker: the backend is closed (the run is ending)');
     await this.open(spec.runId);
     const image = spec.image ?? this.defaultImage;
-    const prepared = (image === this.defaultImage ? this.pool?.take() : undefined) ?? (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
+    const prepared =
+      (image === this.defaultImage ? this.pool?.take() : undefined) ?? (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
     return new DockerSandbox(prepared, {
       backend: this.name,
       docker: this.docker,
@@ -159,7 +165,14 @@ export class DockerBackend implements SandboxBackend {
       if (ca.archive) await container.putArchive(ca.archive, { path: SCRATCH_DIR });
       return { name, container, volume: name, plan, imagePath: info.path, env: ca.env };
     } catch (e) {
-      await this.discard({ name, container: container ?? this.docker.getContainer(name), volume: name, plan, imagePath: info.path, env: {} });
+      await this.discard({
+        name,
+        container: container ?? this.docker.getContainer(name),
+        volume: name,
+        plan,
+        imagePath: info.path,
+        env: {},
+      });
       throw engineFailure(`create sandbox ${name}`, e);
     }
   }
@@ -167,7 +180,14 @@ export class DockerBackend implements SandboxBackend {
   /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
   private async discard(p: PreparedContainer): Promise<void> {
     await p.container.remove({ force: true }).catch(() => undefined);
-    await Promise.all(volumeNames(p.volume).map((v) => this.docker.getVolume(v).remove().catch(() => undefined)));
+    await Promise.all(
+      volumeNames(p.volume).map((v) =>
+        this.docker
+          .getVolume(v)
+          .remove()
+          .catch(() => undefined),
+      ),
+    );
   }
 
   /** The allowlisted environment, with the image's PATH and copies of the host's CA bundles: host paths mean nothing in the container. */

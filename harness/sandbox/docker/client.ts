@@ -57,7 +57,9 @@ export function engineUnreachable(cause: unknown, docker?: Docker): RedgreenErro
 export async function pingEngine(docker: Docker, timeoutMs = 10_000): Promise<void> {
   try {
     // dockerode's typings miss ping's options; the abort signal is honoured by docker-modem.
-    await (docker.ping as unknown as (o: { abortSignal: AbortSignal }) => Promise<unknown>)({ abortSignal: AbortSignal.timeout(timeoutMs) });
+    await (docker.ping as unknown as (o: { abortSignal: AbortSignal }) => Promise<unknown>)({
+      abortSignal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (e) {
     throw engineUnreachable(e, docker);
   }

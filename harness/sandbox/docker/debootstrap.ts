@@ -11,9 +11,19 @@ export async function findDebootstrap(): Promise<string> {
   const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/sbin', '/usr/local/sbin'];
   for (const dir of dirs.filter(Boolean)) {
     const candidate = path.join(dir, 'debootstrap');
-    if (await access(candidate, fsc.X_OK).then(() => true, () => false)) return candidate;
+    if (
+      await access(candidate, fsc.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
   }
-  throw new RedgreenError('SANDBOX_FAILED', 'debootstrap is not installed: the runtime image is built from Debian packages with it', 'install it (`apt-get install -y debootstrap`), then run `npx redgreen image build` again');
+  throw new RedgreenError(
+    'SANDBOX_FAILED',
+    'debootstrap is not installed: the runtime image is built from Debian packages with it',
+    'install it (`apt-get install -y debootstrap`), then run `npx redgreen image build` again',
+  );
 }
 
 /**
@@ -42,13 +52,23 @@ export async function hostDebianMirror(): Promise<string> {
 export async function assertCanBootstrap(): Promise<string> {
   const bin = await findDebootstrap();
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    throw new RedgreenError('SANDBOX_FAILED', 'debootstrap must run as root to build the runtime image', 'run `sudo npx redgreen image build` (the image is then usable by any user of this Docker engine)');
+    throw new RedgreenError(
+      'SANDBOX_FAILED',
+      'debootstrap must run as root to build the runtime image',
+      'run `sudo npx redgreen image build` (the image is then usable by any user of this Docker engine)',
+    );
   }
   return bin;
 }
 
 /** `debootstrap --variant=minbase`: the smallest Debian that apt can then complete. */
-export async function debootstrap(o: { suite: string; target: string; mirror: string; log: (line: string) => void; signal?: AbortSignal }): Promise<void> {
+export async function debootstrap(o: {
+  suite: string;
+  target: string;
+  mirror: string;
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}): Promise<void> {
   const bin = await assertCanBootstrap();
   const child = execa(bin, ['--variant=minbase', o.suite, o.target, o.mirror], {
     reject: false,
@@ -72,7 +92,11 @@ export async function debootstrap(o: { suite: string; target: string; mirror: st
   const r = await child;
   if (r.exitCode !== 0) {
     const logFile = path.join(o.target, 'debootstrap', 'debootstrap.log');
-    throw new RedgreenError('SANDBOX_FAILED', `debootstrap ${o.suite} from ${o.mirror} failed (exit ${r.exitCode ?? r.signal}):\n${tail.join('\n')}`, `its log is ${logFile} until the build folder is removed; try another mirror with --mirror`);
+    throw new RedgreenError(
+      'SANDBOX_FAILED',
+      `debootstrap ${o.suite} from ${o.mirror} failed (exit ${r.exitCode ?? r.signal}):\n${tail.join('\n')}`,
+      `its log is ${logFile} until the build folder is removed; try another mirror with --mirror`,
+    );
   }
 }
 

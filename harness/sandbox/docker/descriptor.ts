@@ -4,7 +4,12 @@ import { intFromCli } from '../../config/values.js';
 import { defineBackend, probeBy, type BackendFlag, type GcOutcome, type GcRequest } from '../registry.js';
 
 /** Shared with any backend that speaks the Docker Engine API (the same flag, the same meaning). */
-export const POOL_FLAG: BackendFlag = { flags: '--pool <n>', key: 'pool', description: 'docker, podman: containers kept started and ready', default: '0' };
+export const POOL_FLAG: BackendFlag = {
+  flags: '--pool <n>',
+  key: 'pool',
+  description: 'docker, podman: containers kept started and ready',
+  default: '0',
+};
 export const engineOptions = z.object({ pool: intFromCli(0, 256).default(0) });
 
 /** `redgreen gc` on an engine: what dead runs left (containers, volumes, build-stage images). */
@@ -39,7 +44,10 @@ export const dockerBackend = defineBackend({
   },
   async probe() {
     const { DockerBackend } = await import('./backend.js');
-    return probeBy(() => new DockerBackend().probe(), 'start a Docker engine (apt-get install -y docker.io; dockerd) and point DOCKER_HOST at it, then `redgreen image build`');
+    return probeBy(
+      () => new DockerBackend().probe(),
+      'start a Docker engine (apt-get install -y docker.io; dockerd) and point DOCKER_HOST at it, then `redgreen image build`',
+    );
   },
   gc: (request) => gcEngine(request, 'docker', dockerClient),
   buildImage: async (request) => (await import('./image-build.js')).buildRuntimeImage({ ...request, docker: await dockerClient() }),

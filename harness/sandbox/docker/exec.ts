@@ -53,7 +53,14 @@ export interface ContainerExecRequest extends CommandRequest {
 
 /** Runs a short internal command (no marker, no capture limits that matter) and returns its result. */
 export async function execSimple(docker: Docker, container: Docker.Container, argv: readonly string[]): Promise<ExecResult> {
-  const exec = await container.exec({ Cmd: [...argv], User: SANDBOX_USER, AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false });
+  const exec = await container.exec({
+    Cmd: [...argv],
+    User: SANDBOX_USER,
+    AttachStdout: true,
+    AttachStderr: true,
+    AttachStdin: false,
+    Tty: false,
+  });
   const stream = await exec.start({ hijack: true, stdin: false });
   const out = new ExecOutput(docker, stream, 1024 * 1024);
   await out.ended;

@@ -61,7 +61,11 @@ export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): P
     throw engineFailure('list containers', e);
   }
   await Promise.all(
-    containers.map((c) => sweepOne(itemOf('container', c.Names[0]?.replace(/^\//, '') ?? c.Id, c.Labels), c.Labels, () => docker.getContainer(c.Id).remove({ force: true }))),
+    containers.map((c) =>
+      sweepOne(itemOf('container', c.Names[0]?.replace(/^\//, '') ?? c.Id, c.Labels), c.Labels, () =>
+        docker.getContainer(c.Id).remove({ force: true }),
+      ),
+    ),
   );
   try {
     volumes = (await docker.listVolumes({ filters: { label: filters } })).Volumes ?? [];
@@ -69,7 +73,11 @@ export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): P
   } catch (e) {
     throw engineFailure('list volumes and images', e);
   }
-  await Promise.all(volumes.map((v) => sweepOne(itemOf('volume', v.Name, v.Labels ?? undefined), v.Labels ?? undefined, () => docker.getVolume(v.Name).remove())));
+  await Promise.all(
+    volumes.map((v) =>
+      sweepOne(itemOf('volume', v.Name, v.Labels ?? undefined), v.Labels ?? undefined, () => docker.getVolume(v.Name).remove()),
+    ),
+  );
   for (const img of images) {
     for (const tag of img.RepoTags?.length ? img.RepoTags : [img.Id]) {
       await sweepOne(itemOf('image', tag, img.Labels), img.Labels, () => docker.getImage(tag).remove());

@@ -98,12 +98,21 @@ export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImag
     });
     const status = await runLogged(docker, container, o.log, o.signal);
     if (status.code !== 0) {
-      throw new RedgreenError('SANDBOX_FAILED', `installing the runtime packages failed (exit ${status.code}):\n${status.tail}`, 'check the mirror (--mirror) and the network of the build step (--network)');
+      throw new RedgreenError(
+        'SANDBOX_FAILED',
+        `installing the runtime packages failed (exit ${status.code}):\n${status.tail}`,
+        'check the mirror (--mirror) and the network of the build step (--network)',
+      );
     }
     const image = (await container.commit({
       repo,
       tag,
-      changes: ['ENV LANG=C.UTF-8', `ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, `LABEL ${LABEL.role}=runtime-image redgreen.suite=${suite} ${LAYOUT_LABEL}=${LAYOUT_VERSION}`, 'CMD ["sleep", "2147483647"]'],
+      changes: [
+        'ENV LANG=C.UTF-8',
+        `ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+        `LABEL ${LABEL.role}=runtime-image redgreen.suite=${suite} ${LAYOUT_LABEL}=${LAYOUT_VERSION}`,
+        'CMD ["sleep", "2147483647"]',
+      ],
     })) as { Id?: string };
     return { tag: ref, id: image.Id ?? '', built: true, versions: status.versions };
   } catch (e) {
@@ -111,18 +120,28 @@ export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImag
   } finally {
     await container?.remove({ force: true }).catch(() => undefined);
     // The committed image keeps the stage as its parent layer; only the temporary tag goes.
-    if (staged) await docker.getImage(stageRef).remove().catch(() => undefined);
+    if (staged)
+      await docker
+        .getImage(stageRef)
+        .remove()
+        .catch(() => undefined);
     await removeRootfs(tmp, o.log).catch(() => undefined);
   }
 }
 
 /** `tar -c` of the tree into `docker import`, labelled so `gc` can remove it if the build dies. */
 async function importTree(docker: Docker, dir: string, ref: string, labels: Record<string, string>): Promise<void> {
-  const tar = execa('tar', ['--numeric-owner', '-C', dir, '--exclude=./proc/*', '--exclude=./sys/*', '--exclude=./dev/*', '-c', '.'], { buffer: false, stderr: 'pipe', reject: false });
+  const tar = execa('tar', ['--numeric-owner', '-C', dir, '--exclude=./proc/*', '--exclude=./sys/*', '--exclude=./dev/*', '-c', '.'], {
+    buffer: false,
+    stderr: 'pipe',
+    reject: false,
+  });
   const changes = Object.entries(labels).map(([k, v]) => `LABEL ${k}=${JSON.stringify(v)}`);
   // The whole reference as `repo` (the Engine API allows a tag there): Podman ignores `tag`.
   const progress = await docker.importImage(tar.stdout!, { repo: ref, changes } as unknown as object);
-  await new Promise<void>((resolve, reject) => docker.modem.followProgress(progress, (err: Error | null) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    docker.modem.followProgress(progress, (err: Error | null) => (err ? reject(err) : resolve())),
+  );
   const r = await tar;
   if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `tar of the bootstrapped tree failed (exit ${r.exitCode})`);
 }

@@ -55,14 +55,23 @@ async function pull(docker: Docker, name: string): Promise<ImageInfo> {
     throw new RedgreenError(
       'SANDBOX_FAILED',
       `the Docker image ${name} does not exist on this engine`,
-      name === DEFAULT_IMAGE ? 'build it once with `npx redgreen image build` (a minute or two, from Debian packages)' : `build it (\`npx redgreen image build --tag ${name}\`) or set the fixture's "image" to one that exists`,
+      name === DEFAULT_IMAGE
+        ? 'build it once with `npx redgreen image build` (a minute or two, from Debian packages)'
+        : `build it (\`npx redgreen image build --tag ${name}\`) or set the fixture's "image" to one that exists`,
     );
   }
   try {
     const stream = await docker.pull(name);
-    await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve())),
+    );
   } catch (e) {
-    throw new RedgreenError('SANDBOX_FAILED', `the Docker image ${name} is not on this engine and could not be pulled: ${engineFailure('pull', e).message}`, `pull or build it on the engine (\`docker pull ${name}\`), or change the fixture's "image"`, { cause: e });
+    throw new RedgreenError(
+      'SANDBOX_FAILED',
+      `the Docker image ${name} is not on this engine and could not be pulled: ${engineFailure('pull', e).message}`,
+      `pull or build it on the engine (\`docker pull ${name}\`), or change the fixture's "image"`,
+      { cause: e },
+    );
   }
   const pulled = await inspectImage(docker, name);
   if (!pulled) throw new RedgreenError('SANDBOX_FAILED', `the Docker image ${name} is still missing after a pull`);
@@ -82,7 +91,13 @@ async function withLayout(docker: Docker, base: ImageInfo): Promise<ImageInfo> {
   try {
     // Not started: the archive API writes into a created container's filesystem.
     const labels = { [LABEL.run]: 'image-layout', [LABEL.role]: 'image-build', ...ownerLabels() };
-    container = await docker.createContainer({ Image: base.ref, Entrypoint: ['/bin/sh'], Cmd: [], Labels: labels, HostConfig: { NetworkMode: 'none' } });
+    container = await docker.createContainer({
+      Image: base.ref,
+      Entrypoint: ['/bin/sh'],
+      Cmd: [],
+      Labels: labels,
+      HostConfig: { NetworkMode: 'none' },
+    });
     // Only the mount points themselves: an entry for an existing parent (/home) would change its owner.
     await container.putArchive(await packFiles([], { owner: OWNER, dirs: VOLUME_MOUNTS.map(([mount]) => mount.slice(1)) }), { path: '/' });
     const [repo, tag] = ref.split(':') as [string, string];

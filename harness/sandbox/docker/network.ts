@@ -41,7 +41,13 @@ export async function runWithNetwork(docker: Docker, req: NetworkRunRequest): Pr
   let container: Docker.Container;
   try {
     container = await docker.createContainer(
-      containerOptions({ ...req.plan, user: SANDBOX_USER, cmd: wrapped(req.argv), env: envList({ ...req.env, [EXEC_MARKER_VAR]: newMarker() }), workingDir: req.cwd }),
+      containerOptions({
+        ...req.plan,
+        user: SANDBOX_USER,
+        cmd: wrapped(req.argv),
+        env: envList({ ...req.env, [EXEC_MARKER_VAR]: newMarker() }),
+        workingDir: req.cwd,
+      }),
     );
   } catch (e) {
     throw engineFailure('create setup container', e);
@@ -56,7 +62,8 @@ export async function runWithNetwork(docker: Docker, req: NetworkRunRequest): Pr
       // A timeout or abort before the start could not kill anything yet: kill now.
       if (stop.state.timedOut || stop.state.aborted) await container.kill().catch(() => undefined);
       // After start, "not-running" is either now (it already ended) or when it ends.
-      const status = (await container.wait({ condition: 'not-running' }).catch((e: unknown) => e as Error)) as { StatusCode: number } | Error;
+      const status = (await container.wait({ condition: 'not-running' }).catch((e: unknown) => e as Error)) as
+        { StatusCode: number } | Error;
       await out.ended;
       if (status instanceof Error) {
         if (req.stopped()) return out.result(137, stop.state);
@@ -67,7 +74,10 @@ export async function runWithNetwork(docker: Docker, req: NetworkRunRequest): Pr
       stop.dispose();
     }
   } catch (e) {
-    if (req.stopped()) throw new RedgreenError('SANDBOX_DESTROYED', 'the sandbox was destroyed while a command with network was starting', undefined, { cause: e });
+    if (req.stopped())
+      throw new RedgreenError('SANDBOX_DESTROYED', 'the sandbox was destroyed while a command with network was starting', undefined, {
+        cause: e,
+      });
     throw engineFailure('run setup container', e);
   } finally {
     await container.remove({ force: true }).catch(() => undefined);

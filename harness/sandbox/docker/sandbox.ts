@@ -64,7 +64,13 @@ export class DockerSandbox implements Sandbox {
 
   /** Which of these paths are symlinks, asked of a shell in the container. */
   private async linksAmong(abs: string[]): Promise<string[]> {
-    const r = await execSimple(this.deps.docker, this.c.container, ['sh', '-c', 'for p; do [ -L "$p" ] && echo "$p"; done; true', 'sh', ...abs]);
+    const r = await execSimple(this.deps.docker, this.c.container, [
+      'sh',
+      '-c',
+      'for p; do [ -L "$p" ] && echo "$p"; done; true',
+      'sh',
+      ...abs,
+    ]);
     if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `${this.backend}: cannot check paths for symlinks: ${r.stderr.trim()}`);
     return r.stdout.split('\n').filter(Boolean);
   }
@@ -90,13 +96,22 @@ export class DockerSandbox implements Sandbox {
     let cwd = WORKDIR;
     if (options.cwd) {
       const { target, final } = await this.resolve(options.cwd);
-      if (!final.dir) throw fsError(final.exists ? 'ENOTDIR' : 'ENOENT', `cwd ${JSON.stringify(options.cwd)} is not a folder in the sandbox`);
+      if (!final.dir)
+        throw fsError(final.exists ? 'ENOTDIR' : 'ENOENT', `cwd ${JSON.stringify(options.cwd)} is not a folder in the sandbox`);
       cwd = target.abs;
     }
     const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : [...command];
     if (!argv.length) throw new RedgreenError('USAGE', 'exec needs a command');
     const env = { ...this.deps.env, ...options.env };
-    const common = { argv, env, cwd, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, onOutput: options.onOutput, signal: options.signal };
+    const common = {
+      argv,
+      env,
+      cwd,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      onOutput: options.onOutput,
+      signal: options.signal,
+    };
     if (options.network) {
       const network = await this.deps.setupNetwork();
       const name = `${this.c.name}-net-${randomBytes(3).toString('hex')}`;
@@ -146,7 +161,10 @@ export class DockerSandbox implements Sandbox {
       const mine = resolved.filter((r) => r.target.root === root);
       if (!mine.length) continue;
       const dirs = [...new Set(mine.flatMap((r) => r.missing))].sort((a, b) => a.split('/').length - b.split('/').length);
-      const archive = await packFiles(mine.map((r) => ({ name: r.target.rel, content: r.f.content, mode: (r.f.mode ?? 0o644) & 0o777 })), { owner: OWNER, dirs });
+      const archive = await packFiles(
+        mine.map((r) => ({ name: r.target.rel, content: r.f.content, mode: (r.f.mode ?? 0o644) & 0o777 })),
+        { owner: OWNER, dirs },
+      );
       try {
         await this.c.container.putArchive(archive, { path: root });
       } catch (e) {
@@ -162,7 +180,8 @@ export class DockerSandbox implements Sandbox {
     const r = await execSimple(this.deps.docker, this.c.container, ['rm', '-rf', '--', ...targets]).catch((e: unknown) => {
       throw engineFailure('remove files', e);
     });
-    if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `could not remove ${paths.join(', ')}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
+    if (r.exitCode !== 0)
+      throw new RedgreenError('SANDBOX_FAILED', `could not remove ${paths.join(', ')}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
   }
 
   async readFile(p: string): Promise<Buffer> {
@@ -189,10 +208,11 @@ export class DockerSandbox implements Sandbox {
       paths.map(async (p) => {
         const target = insideRoots([WORKDIR], p, WORKDIR);
         await assertNoSymlink(this.c.container, target, p, this.danglingLinks);
-        const open = () => this.c.container.getArchive({ path: target.abs }).then(
-          (s) => s as NodeJS.ReadableStream,
-          (e: unknown) => Promise.reject(engineFailure(`archive ${p}`, e)),
-        );
+        const open = () =>
+          this.c.container.getArchive({ path: target.abs }).then(
+            (s) => s as NodeJS.ReadableStream,
+            (e: unknown) => Promise.reject(engineFailure(`archive ${p}`, e)),
+          );
         return { rel: target.rel, open };
       }),
     );

@@ -49,10 +49,24 @@ export interface E2BStats extends CreationStats {
  * The SDK's connection options from ours (the SDK itself falls back to E2B_API_URL, E2B_DOMAIN and
  * E2B_SANDBOX_URL). `retries: 0`: creations are retried here, with the limiter and breaker in the loop.
  */
-export function e2bConnection(o: Pick<E2BBackendOptions, 'apiKey' | 'apiUrl' | 'domain' | 'sandboxUrl' | 'requestTimeoutMs'>): ConnectionOpts {
+export function e2bConnection(
+  o: Pick<E2BBackendOptions, 'apiKey' | 'apiUrl' | 'domain' | 'sandboxUrl' | 'requestTimeoutMs'>,
+): ConnectionOpts {
   const apiKey = o.apiKey ?? process.env.E2B_API_KEY;
-  if (!apiKey) throw new RedgreenError('USAGE', 'the e2b backend needs an API key', 'set E2B_API_KEY (any non-empty value for a CubeSandbox without keys)');
-  return { apiKey, retries: 0, requestTimeoutMs: o.requestTimeoutMs ?? 30_000, ...(o.apiUrl ? { apiUrl: o.apiUrl } : {}), ...(o.domain ? { domain: o.domain } : {}), ...(o.sandboxUrl ? { sandboxUrl: o.sandboxUrl } : {}) };
+  if (!apiKey)
+    throw new RedgreenError(
+      'USAGE',
+      'the e2b backend needs an API key',
+      'set E2B_API_KEY (any non-empty value for a CubeSandbox without keys)',
+    );
+  return {
+    apiKey,
+    retries: 0,
+    requestTimeoutMs: o.requestTimeoutMs ?? 30_000,
+    ...(o.apiUrl ? { apiUrl: o.apiUrl } : {}),
+    ...(o.domain ? { domain: o.domain } : {}),
+    ...(o.sandboxUrl ? { sandboxUrl: o.sandboxUrl } : {}),
+  };
 }
 
 /**
@@ -87,7 +101,16 @@ export class E2BBackend implements SandboxBackend {
   }
 
   private get creator(): CreatorDeps {
-    return { connection: this.connection, user: this.o.user, lifetimeMs: this.lifetimeMs, requestTimeoutMs: this.requestTimeoutMs, limiter: this.limiter, breaker: this.breaker, retry: { ...DEFAULT_RETRY, ...this.o.retry }, stats: this.creation };
+    return {
+      connection: this.connection,
+      user: this.o.user,
+      lifetimeMs: this.lifetimeMs,
+      requestTimeoutMs: this.requestTimeoutMs,
+      limiter: this.limiter,
+      breaker: this.breaker,
+      retry: { ...DEFAULT_RETRY, ...this.o.retry },
+      stats: this.creation,
+    };
   }
 
   private async kill(sdk: SdkSandbox): Promise<void> {
@@ -118,7 +141,12 @@ export class E2BBackend implements SandboxBackend {
     try {
       report = await gcSandboxes({ connection: this.connection, keepRun: runId });
     } catch (e) {
-      if (isAuthFailure(e)) throw new RedgreenError('USAGE', `e2b: the service refused the API key: ${describeError(e)}`, 'check E2B_API_KEY, and E2B_API_URL / E2B_DOMAIN for a self-hosted service');
+      if (isAuthFailure(e))
+        throw new RedgreenError(
+          'USAGE',
+          `e2b: the service refused the API key: ${describeError(e)}`,
+          'check E2B_API_KEY, and E2B_API_URL / E2B_DOMAIN for a self-hosted service',
+        );
       // A service that cannot list is no reason not to run; its orphans still die by their timeout.
       report = { listed: 0, killed: [], kept: [], failed: [], error: describeError(e) };
     }
@@ -134,7 +162,8 @@ export class E2BBackend implements SandboxBackend {
   async create(spec: SandboxSpec): Promise<Sandbox> {
     if (this.closing) throw new RedgreenError('SANDBOX_FAILED', 'e2b: the backend is closed (the run is ending)');
     const template = this.o.template ?? spec.image;
-    if (!template) throw new RedgreenError('USAGE', 'the e2b backend needs a template', 'pass --template <name or id> (or set `image` in the fixture)');
+    if (!template)
+      throw new RedgreenError('USAGE', 'the e2b backend needs a template', 'pass --template <name or id> (or set `image` in the fixture)');
     const warm = template === this.o.template ? await this.warmPool(spec.runId)?.next() : undefined;
     const made = warm ?? (await createSandbox(this.creator, template, runMetadata(spec.runId, this.session)));
     const context: E2BSandboxContext = {
@@ -162,15 +191,24 @@ export class E2BBackend implements SandboxBackend {
       const ids = new Set(this.unconfirmed);
       // Creations the service finished after we stopped waiting are only known to it: ask it.
       for (const s of await listLabelled(this.connection, { [SESSION_KEY]: this.session }).catch(() => [])) ids.add(s.sandboxId);
-      await Promise.allSettled([...ids].map(async (id) => {
-        await killById(this.connection, id);
-        this.unconfirmed.delete(id);
-      }));
+      await Promise.allSettled(
+        [...ids].map(async (id) => {
+          await killById(this.connection, id);
+          this.unconfirmed.delete(id);
+        }),
+      );
     })();
     return this.closing;
   }
 
   stats(): E2BStats {
-    return { ...this.creation, poolHits: this.pool?.hits ?? 0, live: this.live.size, killFailures: this.unconfirmed.size, breakerOpened: this.breaker.opened, limiter: { ...this.limiter.stats } };
+    return {
+      ...this.creation,
+      poolHits: this.pool?.hits ?? 0,
+      live: this.live.size,
+      killFailures: this.unconfirmed.size,
+      breakerOpened: this.breaker.opened,
+      limiter: { ...this.limiter.stats },
+    };
   }
 }

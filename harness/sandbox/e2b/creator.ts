@@ -46,15 +46,25 @@ export async function killQuietly(sdk: SdkSandbox, requestTimeoutMs: number): Pr
 async function initialise(d: CreatorDeps, sdk: SdkSandbox): Promise<string> {
   const user = d.user ? { user: d.user } : {};
   try {
-    const info = await sdk.files.write(HELPER_PATH, helperScript(), { ...user, useOctetStream: true, requestTimeoutMs: d.requestTimeoutMs });
+    const info = await sdk.files.write(HELPER_PATH, helperScript(), {
+      ...user,
+      useOctetStream: true,
+      requestTimeoutMs: d.requestTimeoutMs,
+    });
     if (info.path.startsWith('/') && info.path.endsWith(`/${HELPER_PATH}`)) return info.path.slice(0, -'/bin/rg'.length);
-    const root = (await sdk.commands.run(rootCommand(), { ...user, timeoutMs: INIT_TIMEOUT_MS, requestTimeoutMs: d.requestTimeoutMs })).stdout.trim();
+    const root = (
+      await sdk.commands.run(rootCommand(), { ...user, timeoutMs: INIT_TIMEOUT_MS, requestTimeoutMs: d.requestTimeoutMs })
+    ).stdout.trim();
     if (!root.startsWith('/')) throw new Error(`the sandbox reported no home folder (${JSON.stringify(root)})`);
     return root;
   } catch (e) {
     // A template that cannot run the root command will not get better on retry: say why, once.
     if (e instanceof CommandExitError) {
-      throw new RedgreenError('SANDBOX_FAILED', `e2b: preparing sandbox ${sdk.sandboxId} failed (exit ${e.exitCode}): ${e.stderr.trim()}`, 'the template needs a POSIX shell, tar, base64 and a writable $HOME');
+      throw new RedgreenError(
+        'SANDBOX_FAILED',
+        `e2b: preparing sandbox ${sdk.sandboxId} failed (exit ${e.exitCode}): ${e.stderr.trim()}`,
+        'the template needs a POSIX shell, tar, base64 and a writable $HOME',
+      );
     }
     throw e;
   }

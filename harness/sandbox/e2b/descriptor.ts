@@ -5,14 +5,22 @@ import { defineBackend, type GcOutcome, type GcRequest } from '../registry.js';
 const options = z.object({
   /** The template (default $E2B_TEMPLATE) and the envd user (CubeSandbox needs root, default $E2B_USER). */
   template: z.string().min(1).optional(),
-  e2bUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'a user name').optional(),
+  e2bUser: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_-]*$/, 'a user name')
+    .optional(),
   warm: intFromCli(0, 256).default(0),
   createRate: intFromCli(1, 1000).default(10),
 });
 
 async function gcRemote(request: GcRequest): Promise<GcOutcome> {
   const [{ e2bConnection }, { gcSandboxes }] = await Promise.all([import('./backend.js'), import('./gc.js')]);
-  const r = await gcSandboxes({ connection: e2bConnection({}), allHosts: request.allHosts, dryRun: request.dryRun, ...(request.runIds.length ? { runIds: request.runIds } : {}) });
+  const r = await gcSandboxes({
+    connection: e2bConnection({}),
+    allHosts: request.allHosts,
+    dryRun: request.dryRun,
+    ...(request.runIds.length ? { runIds: request.runIds } : {}),
+  });
   const verb = request.dryRun ? 'would kill' : 'killed';
   return {
     lines: [
@@ -49,7 +57,12 @@ export const e2bBackend = defineBackend({
     });
   },
   async probe() {
-    if (!process.env.E2B_API_KEY) return { ok: false, reason: 'E2B_API_KEY is not set', fix: 'set E2B_API_KEY (any non-empty value for a CubeSandbox without keys) and, for a self-hosted service, E2B_API_URL' };
+    if (!process.env.E2B_API_KEY)
+      return {
+        ok: false,
+        reason: 'E2B_API_KEY is not set',
+        fix: 'set E2B_API_KEY (any non-empty value for a CubeSandbox without keys) and, for a self-hosted service, E2B_API_URL',
+      };
     return { ok: true, detail: process.env.E2B_API_URL ?? `api.${process.env.E2B_DOMAIN ?? 'e2b.app'}` };
   },
   gc: gcRemote,

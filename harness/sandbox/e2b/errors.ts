@@ -1,4 +1,13 @@
-import { AuthenticationError, InvalidArgumentError, NotFoundError, RateLimitError, SandboxError, ServiceBusyError, TemplateError, TimeoutError } from 'e2b';
+import {
+  AuthenticationError,
+  InvalidArgumentError,
+  NotFoundError,
+  RateLimitError,
+  SandboxError,
+  ServiceBusyError,
+  TemplateError,
+  TimeoutError,
+} from 'e2b';
 import { describeError, RedgreenError } from '../../errors.js';
 
 /**
@@ -7,7 +16,17 @@ import { describeError, RedgreenError } from '../../errors.js';
  * for request timeouts and dead sandboxes); a dropped connection surfaces from undici as a
  * TypeError (`fetch failed`) or an error whose code names the socket failure.
  */
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 
 function networkCode(e: unknown): string | undefined {
   for (let cur: unknown = e, depth = 0; cur && depth < 4; cur = (cur as { cause?: unknown }).cause, depth++) {
@@ -20,7 +39,8 @@ function networkCode(e: unknown): string | undefined {
 /** Failures worth another try: the service said "later" (429, 5xx), a request timed out, or the network dropped. */
 export function isTransient(e: unknown): boolean {
   if (e instanceof RateLimitError || e instanceof ServiceBusyError || e instanceof TimeoutError) return true;
-  if (e instanceof AuthenticationError || e instanceof InvalidArgumentError || e instanceof TemplateError || e instanceof NotFoundError) return false;
+  if (e instanceof AuthenticationError || e instanceof InvalidArgumentError || e instanceof TemplateError || e instanceof NotFoundError)
+    return false;
   if (e instanceof SandboxError) return e.statusCode === undefined || e.statusCode >= 500 || e.statusCode === 408;
   if (e instanceof Error && (e.name === 'TimeoutError' || (e.name === 'TypeError' && /fetch failed/.test(e.message)))) return true;
   return networkCode(e) !== undefined;

@@ -51,7 +51,12 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
  * be confirmed, the sandbox is destroyed. A stream lost for any other reason is an infrastructure
  * failure (SANDBOX_FAILED): the output is incomplete and must not be scored.
  */
-export async function remoteExec(deps: RemoteExecDeps, commandLine: string, envs: Record<string, string>, o: ExecOptions): Promise<ExecResult> {
+export async function remoteExec(
+  deps: RemoteExecDeps,
+  commandLine: string,
+  envs: Record<string, string>,
+  o: ExecOptions,
+): Promise<ExecResult> {
   const started = performance.now();
   const cap = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = { stdout: new CappedOutput(cap), stderr: new CappedOutput(cap) };

@@ -66,7 +66,11 @@ export async function gcSandboxes(o: E2BGcOptions): Promise<GcReport> {
   await Promise.all(
     sandboxes.map(async (s) => {
       const run = s.metadata[RUN_KEY] ?? '';
-      const r = await sweep(keepReason(run, () => labelledLiveness(s.metadata), o), o, () => killById(o.connection, s.sandboxId));
+      const r = await sweep(
+        keepReason(run, () => labelledLiveness(s.metadata), o),
+        o,
+        () => killById(o.connection, s.sandboxId),
+      );
       if ('kept' in r) report.kept.push({ id: s.sandboxId, run, why: why(r.kept, s) });
       else if ('removed' in r) report.killed.push(s.sandboxId);
       else report.failed.push({ id: s.sandboxId, error: describeError(r.failed) });

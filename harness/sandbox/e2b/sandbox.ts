@@ -119,7 +119,11 @@ export class E2BSandbox implements Sandbox {
       sdk: this.sdk,
       user: this.ctx.user,
       requestTimeoutMs: this.ctx.requestTimeoutMs,
-      killMarked: (marker: string) => this.helper(['kill', marker]).then((r) => r.exitCode === 0, () => false),
+      killMarked: (marker: string) =>
+        this.helper(['kill', marker]).then(
+          (r) => r.exitCode === 0,
+          () => false,
+        ),
       abandon: async (reason: string) => {
         this.lost ??= new Error(reason);
         await this.ctx.kill(this.sdk);
@@ -179,7 +183,8 @@ export class E2BSandbox implements Sandbox {
   async readFile(p: string): Promise<Buffer> {
     this.assertUsable();
     const r = await this.helper(['cat', this.rel(p)]);
-    if (r.exitCode === HELPER_NO_SUCH_FILE) throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
+    if (r.exitCode === HELPER_NO_SUCH_FILE)
+      throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
     this.expectOk(r, `reading ${p}`);
     return Buffer.from(r.stdout, 'base64');
   }

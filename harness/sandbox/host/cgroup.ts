@@ -8,7 +8,11 @@ export type Limits = Pick<SandboxLimits, 'memoryMb' | 'pids' | 'fileSizeMb'>;
 
 const V1 = '/sys/fs/cgroup';
 
-const writable = (p: string) => access(p, constants.W_OK).then(() => true, () => false);
+const writable = (p: string) =>
+  access(p, constants.W_OK).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * A cgroup per sandbox for its memory and process limits (cgroup v2, or v1's memory and pids
@@ -23,7 +27,13 @@ export class SandboxCgroup {
     if (v2 !== null) {
       if (!v2.includes('memory') || !v2.includes('pids') || !(await writable(V1))) return null;
       const dir = path.join(V1, name);
-      if (!(await mkdir(dir).then(() => true, () => false))) return null;
+      if (
+        !(await mkdir(dir).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return null;
       await writeFile(path.join(dir, 'memory.max'), String(limits.memoryMb * MIB));
       await writeFile(path.join(dir, 'pids.max'), String(limits.pids));
       return new SandboxCgroup([dir]);
@@ -48,7 +58,9 @@ export class SandboxCgroup {
 
   /** The cgroup folders a sandbox of this name would have (for gc after its harness died). */
   static existing(name: string): SandboxCgroup {
-    return new SandboxCgroup([path.join(V1, name), path.join(V1, 'memory', name), path.join(V1, 'pids', name)].filter((d) => existsSync(d)));
+    return new SandboxCgroup(
+      [path.join(V1, name), path.join(V1, 'memory', name), path.join(V1, 'pids', name)].filter((d) => existsSync(d)),
+    );
   }
 
   /** A shell prefix that moves the shell into the cgroup, then execs the rest. */
@@ -63,7 +75,13 @@ export class SandboxCgroup {
   async remove(): Promise<void> {
     for (const d of this.dirs) {
       const deadline = Date.now() + 5000;
-      while (!(await rmdir(d).then(() => true, () => false)) && Date.now() < deadline) {
+      while (
+        !(await rmdir(d).then(
+          () => true,
+          () => false,
+        )) &&
+        Date.now() < deadline
+      ) {
         const pids = (await readFile(path.join(d, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
         for (const pid of pids) {
           try {

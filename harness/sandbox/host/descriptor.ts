@@ -7,7 +7,12 @@ export async function gcHost(request: GcRequest): Promise<GcOutcome> {
   if (request.dryRun) throw new RedgreenError('USAGE', '--dry-run is not supported for host sandboxes (local, bwrap)');
   const { gcHostSandboxes } = await import('./gc.js');
   const removed = await gcHostSandboxes();
-  return { lines: removed.map((r) => `removed ${r}`), summary: `removed ${removed.length} host sandbox folder(s)`, failed: 0, json: { backend: 'local', removed } };
+  return {
+    lines: removed.map((r) => `removed ${r}`),
+    summary: `removed ${removed.length} host sandbox folder(s)`,
+    failed: 0,
+    json: { backend: 'local', removed },
+  };
 }
 
 export const localBackend = defineBackend({

@@ -23,7 +23,11 @@ export class HostFiles {
       const m = this.mounts.find((x) => p === x.inside || p.startsWith(`${x.inside}/`));
       if (m) hostPath = path.join(m.host, path.relative(m.inside, p));
     }
-    return resolveInside(this.mounts.map((m) => m.host), hostPath, this.workspaceHost);
+    return resolveInside(
+      this.mounts.map((m) => m.host),
+      hostPath,
+      this.workspaceHost,
+    );
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {

@@ -29,7 +29,13 @@ async function readOwner(root: string): Promise<OwnerFile | null> {
   if (raw === null) return null;
   try {
     const o = JSON.parse(raw) as Partial<OwnerFile>;
-    return { host: o.host ?? currentOwner().host, pid: Number(o.pid), start: o.start ?? '', sandboxId: o.sandboxId ?? '', runId: o.runId ?? '' };
+    return {
+      host: o.host ?? currentOwner().host,
+      pid: Number(o.pid),
+      start: o.start ?? '',
+      sandboxId: o.sandboxId ?? '',
+      runId: o.runId ?? '',
+    };
   } catch {
     return null;
   }
@@ -53,7 +59,11 @@ export async function gcHostSandboxes(baseDir: string = os.tmpdir(), o: GcOption
     const root = path.join(baseDir, name);
     const owner = await readOwner(root);
     if (!owner) continue;
-    const r = await sweep(keepReason(owner.runId, () => liveness(owner), o), o, () => removeSandbox(root, owner));
+    const r = await sweep(
+      keepReason(owner.runId, () => liveness(owner), o),
+      o,
+      () => removeSandbox(root, owner),
+    );
     // A folder that cannot be removed is the host's problem, not one sandbox's: say so at once.
     if ('failed' in r) throw r.failed;
     if ('removed' in r) removed.push(root);

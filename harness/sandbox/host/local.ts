@@ -51,7 +51,10 @@ class LocalSandbox extends HostSandbox {
   constructor(root: string, options: LocalBackendOptions) {
     const workdir = path.join(root, 'workspace');
     const scratch = path.join(root, 'scratch');
-    const files = new HostFiles([workdir, scratch].map((d) => ({ inside: d, host: d })), workdir);
+    const files = new HostFiles(
+      [workdir, scratch].map((d) => ({ inside: d, host: d })),
+      workdir,
+    );
     super(`${path.basename(root)}-${randomBytes(4).toString('hex')}`, workdir, scratch, root, files);
     const cache = options.cacheDir;
     this.env = sandboxEnv({

@@ -38,7 +38,13 @@ export abstract class HostSandbox implements Sandbox {
    * timeout or destroy kills the whole tree), and it is kept known, so destroy can wait for it
    * after killing it.
    */
-  protected async run(file: string, args: readonly string[], cwd: string, env: Record<string, string>, options: ExecOptions): Promise<ExecResult> {
+  protected async run(
+    file: string,
+    args: readonly string[],
+    cwd: string,
+    env: Record<string, string>,
+    options: ExecOptions,
+  ): Promise<ExecResult> {
     const run = runProcess(file, args, {
       cwd,
       env: { ...env, [MARKER_VAR]: this.id },
@@ -82,7 +88,11 @@ export abstract class HostSandbox implements Sandbox {
     const entries: TreeEntry[] = [];
     for (const p of paths) {
       const st = await lstat(path.join(root, p));
-      if (st.isDirectory()) entries.push({ kind: 'dir', rel: p, mode: st.mode & 0o777 }, ...(await walkTree(path.join(root, p), { exclude: [] })).map((e) => ({ ...e, rel: `${p}/${e.rel}` })));
+      if (st.isDirectory())
+        entries.push(
+          { kind: 'dir', rel: p, mode: st.mode & 0o777 },
+          ...(await walkTree(path.join(root, p), { exclude: [] })).map((e) => ({ ...e, rel: `${p}/${e.rel}` })),
+        );
       else if (st.isFile()) entries.push({ kind: 'file', rel: p, mode: st.mode & 0o777, size: st.size });
     }
     return (await packTreeBuffer(root, entries)).archive;

@@ -25,7 +25,14 @@ const ULIMITS = [
 export function podmanClient(): Docker {
   const address = podmanAddress();
   if (!address.startsWith('unix://')) {
-    throw new RedgreenError('USAGE', `CONTAINER_HOST=${address}: the podman backend speaks to a local unix socket only`, 'forward the remote service to a local socket (ssh -L), or use --backend docker with DOCKER_HOST');
+    throw new RedgreenError(
+      'USAGE',
+      `CONTAINER_HOST=${address}: the podman backend speaks to a local unix socket only`,
+      'forward the remote service to a local socket (ssh -L), or use --backend docker with DOCKER_HOST',
+    );
   }
-  return engineClient({ label: 'the Podman service', address, hint: HINT, ulimits: ULIMITS, statFollowsLinks: true }, { socketPath: address.slice('unix://'.length) });
+  return engineClient(
+    { label: 'the Podman service', address, hint: HINT, ulimits: ULIMITS, statFollowsLinks: true },
+    { socketPath: address.slice('unix://'.length) },
+  );
 }

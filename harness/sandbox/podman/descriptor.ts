@@ -19,7 +19,8 @@ export const podmanBackend = defineBackend({
   options: engineOptions,
   flags: [POOL_FLAG],
   create: (options, ctx) => podman({ pool: options.pool, passEnv: ctx.passEnv }),
-  probe: async () => probeBy(async () => (await podman()).probe(), 'start the Podman service, then `redgreen image build --backend podman`'),
+  probe: async () =>
+    probeBy(async () => (await podman()).probe(), 'start the Podman service, then `redgreen image build --backend podman`'),
   gc: (request) => gcEngine(request, 'podman', async () => (await import('./client.js')).podmanClient()),
   buildImage: async (request) => {
     const [{ buildRuntimeImage }, { podmanClient }] = await Promise.all([import('../docker/image-build.js'), import('./client.js')]);

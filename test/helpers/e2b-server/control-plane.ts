@@ -21,7 +21,14 @@ function send(res: ServerResponse, status: number, body?: unknown, headers: Reco
 const error = (res: ServerResponse, code: number, message: string) => send(res, code, { code, message });
 
 function created(sb: DoubleSandbox) {
-  return { templateID: sb.templateID, sandboxID: sb.id, clientID: 'test-double', envdVersion: sb.envdVersion, envdAccessToken: sb.accessToken, domain: null };
+  return {
+    templateID: sb.templateID,
+    sandboxID: sb.id,
+    clientID: 'test-double',
+    envdVersion: sb.envdVersion,
+    envdAccessToken: sb.accessToken,
+    domain: null,
+  };
 }
 
 function listed(sb: DoubleSandbox) {
@@ -60,7 +67,12 @@ export function controlPlaneHandler(registry: Registry, faults: () => Faults, ap
     if (route === 'POST /v2/sandboxes' || route === 'POST /sandboxes') {
       await delay(f.latencyMs?.create);
       const refused = consumeRefusal(f);
-      if (refused) return error(res, refused.status, refused.status === 429 ? 'Rate limit exceeded (test double)' : 'Service unavailable (test double)');
+      if (refused)
+        return error(
+          res,
+          refused.status,
+          refused.status === 429 ? 'Rate limit exceeded (test double)' : 'Service unavailable (test double)',
+        );
       if (typeof body.templateID !== 'string' || !body.templateID) return error(res, 400, 'templateID is required');
       return send(res, 201, created(await registry.create(body)));
     }

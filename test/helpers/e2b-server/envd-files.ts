@@ -74,13 +74,19 @@ async function entryInfo(abs: string): Promise<Record<string, unknown>> {
 }
 
 export async function filesystemService(method: string, req: IncomingMessage, res: ServerResponse, ctx: EnvdContext): Promise<void> {
-  const r = JSON.parse((await readBody(req)).toString('utf8') || '{}') as { path?: string; depth?: number; source?: string; destination?: string };
+  const r = JSON.parse((await readBody(req)).toString('utf8') || '{}') as {
+    path?: string;
+    depth?: number;
+    source?: string;
+    destination?: string;
+  };
   switch (method) {
     case 'Stat':
       return sendUnary(res, { entry: await entryInfo(ctx.resolve(r.path ?? '')) });
     case 'ListDir': {
       const root = ctx.resolve(r.path ?? '');
-      if (!(await stat(root).catch(() => null))?.isDirectory()) throw new ConnectFailure('not_found', `directory '${r.path}' does not exist`);
+      if (!(await stat(root).catch(() => null))?.isDirectory())
+        throw new ConnectFailure('not_found', `directory '${r.path}' does not exist`);
       const entries: Record<string, unknown>[] = [];
       const walk = async (dir: string, depth: number) => {
         for (const name of (await readdir(dir)).sort()) {

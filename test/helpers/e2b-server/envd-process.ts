@@ -64,14 +64,26 @@ export async function processService(method: string, req: IncomingMessage, res: 
   const body = await readBody(req);
   switch (method) {
     case 'Start': {
-      const r = parseEnvelopedRequest(body) as { process?: { cmd?: string; args?: string[]; envs?: Record<string, string>; cwd?: string }; stdin?: boolean; tag?: string };
+      const r = parseEnvelopedRequest(body) as {
+        process?: { cmd?: string; args?: string[]; envs?: Record<string, string>; cwd?: string };
+        stdin?: boolean;
+        tag?: string;
+      };
       const cfg = r.process;
       if (!cfg?.cmd) throw new ConnectFailure('invalid_argument', 'process.cmd is required');
       const cmdText = [cfg.cmd, ...(cfg.args ?? [])].join(' ');
-      if (ctx.faults.refuseStartOn && cmdText.includes(ctx.faults.refuseStartOn.match)) throw new ConnectFailure('unavailable', 'test double: refusing to start this command');
+      if (ctx.faults.refuseStartOn && cmdText.includes(ctx.faults.refuseStartOn.match))
+        throw new ConnectFailure('unavailable', 'test double: refusing to start this command');
       const cwd = cfg.cwd ? ctx.resolve(cfg.cwd) : ctx.home;
       if (!existsSync(cwd)) throw new ConnectFailure('invalid_argument', `cwd '${cfg.cwd}' does not exist`);
-      const p = startProcess(ctx.sb, ctx.user, ctx.home, { cmd: cfg.cmd, args: cfg.args ?? [], envs: cfg.envs ?? {}, cwd }, Boolean(r.stdin), r.tag);
+      const p = startProcess(
+        ctx.sb,
+        ctx.user,
+        ctx.home,
+        { cmd: cfg.cmd, args: cfg.args ?? [], envs: cfg.envs ?? {}, cwd },
+        Boolean(r.stdin),
+        r.tag,
+      );
       ctx.registry.events.emit('start', ctx.sb.id, cmdText);
       const die = ctx.faults.dieOn;
       if (die && cmdText.includes(die.match)) {

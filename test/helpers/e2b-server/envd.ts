@@ -47,7 +47,8 @@ function context(sb: DoubleSandbox, user: string, registry: Registry, faults: Fa
     resolve(p: string) {
       const abs = path.resolve(home, p);
       // The double refuses to touch the host outside the sandbox's folder (a real envd would reach the whole VM).
-      if (abs !== sb.dir && !abs.startsWith(sb.dir + path.sep)) throw new ConnectFailure('permission_denied', `test double: ${p} is outside the sandbox folder`);
+      if (abs !== sb.dir && !abs.startsWith(sb.dir + path.sep))
+        throw new ConnectFailure('permission_denied', `test double: ${p} is outside the sandbox folder`);
       return abs;
     },
   };
@@ -60,7 +61,8 @@ export function envdHandler(registry: Registry, faults: () => Faults) {
     await delay(f.latencyMs?.envd);
     const sb = registry.get(String(req.headers['e2b-sandbox-id'] ?? ''));
     // What E2B's proxy answers for a sandbox that is gone; the SDK reads 502 as "not running".
-    if (!sb) return sendJson(res, 502, { code: 502, message: 'The sandbox was not found', sandboxId: req.headers['e2b-sandbox-id'] ?? null });
+    if (!sb)
+      return sendJson(res, 502, { code: 502, message: 'The sandbox was not found', sandboxId: req.headers['e2b-sandbox-id'] ?? null });
     if (req.headers['x-access-token'] !== sb.accessToken) return sendJson(res, 401, { code: 401, message: 'invalid access token' });
     try {
       if (url.pathname === '/health') {
@@ -77,7 +79,8 @@ export function envdHandler(registry: Registry, faults: () => Faults) {
       const code = e instanceof ConnectFailure ? e.code : 'internal';
       const message = e instanceof Error ? e.message : String(e);
       if (res.headersSent) return void res.end();
-      if (url.pathname === '/files') return sendJson(res, code === 'unauthenticated' ? 401 : code === 'permission_denied' ? 403 : 500, { code: 500, message });
+      if (url.pathname === '/files')
+        return sendJson(res, code === 'unauthenticated' ? 401 : code === 'permission_denied' ? 403 : 500, { code: 500, message });
       // A streaming call reports its error in the end-stream envelope, with HTTP 200.
       if (STREAMING.has(url.pathname)) return new ServerStream(res).end({ code, message });
       return sendUnaryError(res, code, message);

@@ -10,7 +10,20 @@ import { readdir, readFile } from 'node:fs/promises';
 import type { DoubleSandbox } from './state.js';
 
 /** What a template built for redgreen provides: this machine's tools, CA bundles and proxies. */
-const TEMPLATE_VARS = ['PYENV_ROOT', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'PIP_CERT', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'];
+const TEMPLATE_VARS = [
+  'PYENV_ROOT',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'REQUESTS_CA_BUNDLE',
+  'PIP_CERT',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+];
 export const TEMPLATE_PATH = process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const TEMPLATE_ENV: Record<string, string> = Object.fromEntries(
   TEMPLATE_VARS.flatMap((k) => (process.env[k] !== undefined ? [[k, process.env[k]!]] : [])),
@@ -32,7 +45,12 @@ export interface DoubleProcess {
   result: EndEvent | null;
 }
 
-const GO_SIGNAL_NAMES: Record<string, string> = { SIGKILL: 'killed', SIGTERM: 'terminated', SIGINT: 'interrupt', SIGSEGV: 'segmentation fault' };
+const GO_SIGNAL_NAMES: Record<string, string> = {
+  SIGKILL: 'killed',
+  SIGTERM: 'terminated',
+  SIGINT: 'interrupt',
+  SIGSEGV: 'segmentation fault',
+};
 
 export function startProcess(
   sb: DoubleSandbox,
@@ -42,7 +60,17 @@ export function startProcess(
   stdin: boolean,
   tag?: string,
 ): DoubleProcess {
-  const env = { ...TEMPLATE_ENV, PATH: TEMPLATE_PATH, HOME: home, USER: user, LOGNAME: user, E2B_SANDBOX: 'true', E2B_SANDBOX_ID: sb.id, ...sb.envVars, ...config.envs };
+  const env = {
+    ...TEMPLATE_ENV,
+    PATH: TEMPLATE_PATH,
+    HOME: home,
+    USER: user,
+    LOGNAME: user,
+    E2B_SANDBOX: 'true',
+    E2B_SANDBOX_ID: sb.id,
+    ...sb.envVars,
+    ...config.envs,
+  };
   const child = spawn(config.cmd, config.args, {
     cwd: config.cwd ?? home,
     env,
@@ -56,9 +84,10 @@ export function startProcess(
   child.stderr!.on('data', (c: Buffer) => p.events.emit('data', 'stderr', c));
   child.on('error', () => undefined);
   child.on('close', (code, signal) => {
-    p.result = code !== null
-      ? { exitCode: code, exited: true, status: `exit status ${code}` }
-      : { exitCode: -1, exited: false, status: `signal: ${GO_SIGNAL_NAMES[signal ?? ''] ?? signal}` };
+    p.result =
+      code !== null
+        ? { exitCode: code, exited: true, status: `exit status ${code}` }
+        : { exitCode: -1, exited: false, status: `signal: ${GO_SIGNAL_NAMES[signal ?? ''] ?? signal}` };
     sb.processes.delete(p.pid);
     p.events.emit('end', p.result);
   });

@@ -37,7 +37,10 @@ export interface E2BDouble {
   close(): Promise<void>;
 }
 
-function listen(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>, inflight?: Set<Promise<void>>): Promise<http.Server> {
+function listen(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
+  inflight?: Set<Promise<void>>,
+): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     const p: Promise<void> = handler(req, res)
       .catch((e: unknown) => {
@@ -54,7 +57,11 @@ function listen(handler: (req: http.IncomingMessage, res: http.ServerResponse) =
 }
 
 export async function startE2BDouble(options: E2BDoubleOptions = {}): Promise<E2BDouble> {
-  const registry = new Registry({ baseDir: os.tmpdir(), envdVersion: options.envdVersion ?? '0.5.7', users: options.users ?? ['user', 'root'] });
+  const registry = new Registry({
+    baseDir: os.tmpdir(),
+    envdVersion: options.envdVersion ?? '0.5.7',
+    users: options.users ?? ['user', 'root'],
+  });
   // A test process that exits with sandboxes still alive leaves no sandbox folders behind.
   process.once('exit', () => {
     for (const sb of registry.alive()) rmSync(sb.dir, { recursive: true, force: true });
@@ -69,7 +76,10 @@ export async function startE2BDouble(options: E2BDoubleOptions = {}): Promise<E2
     close: async () => undefined,
   };
   const apiInflight = new Set<Promise<void>>();
-  const api = await listen(controlPlaneHandler(registry, () => double.faults, options.apiKey), apiInflight);
+  const api = await listen(
+    controlPlaneHandler(registry, () => double.faults, options.apiKey),
+    apiInflight,
+  );
   const envd = await listen(envdHandler(registry, () => double.faults));
   // Tests start one double per file; it must not keep a worker alive on its own.
   api.unref();
@@ -78,10 +88,15 @@ export async function startE2BDouble(options: E2BDoubleOptions = {}): Promise<E2
   double.sandboxUrl = `http://127.0.0.1:${(envd.address() as AddressInfo).port}`;
   double.close = async () => {
     await registry.killAll('double closed');
-    await Promise.all([api, envd].map((s) => new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      s.closeAllConnections();
-    })));
+    await Promise.all(
+      [api, envd].map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
   };
   return double;
 }

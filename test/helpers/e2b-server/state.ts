@@ -58,7 +58,12 @@ export class Registry {
     return [...this.sandboxes.values()].filter((s) => s.alive);
   }
 
-  async create(body: { templateID: string; metadata?: Record<string, string>; envVars?: Record<string, string>; timeout?: number }): Promise<DoubleSandbox> {
+  async create(body: {
+    templateID: string;
+    metadata?: Record<string, string>;
+    envVars?: Record<string, string>;
+    timeout?: number;
+  }): Promise<DoubleSandbox> {
     const id = `i${randomBytes(10).toString('hex')}`;
     const dir = await mkdtemp(path.join(this.o.baseDir, `rg-e2b-sandbox-${id}-`));
     const homes = new Map(this.o.users.map((u) => [u, u === 'root' ? path.join(dir, 'root') : path.join(dir, 'home', u)]));
