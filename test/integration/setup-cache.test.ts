@@ -7,7 +7,7 @@ import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
 import { unpackTar } from '../../harness/sandbox/core/tar.js';
 import { backendCases } from '../helpers/backends.js';
-import { ADD_PY, makeProject, PYTEST, selfcheckProject, type Project } from '../helpers/project.js';
+import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
 
 let project: Project | undefined;
 let cacheDir: string | undefined;
@@ -17,21 +17,18 @@ afterEach(async () => {
   project = undefined;
 });
 
-// Setup "installs" a dependency (a module the tests import) and counts how often it ran.
-const SETUP = { commands: ['mkdir -p deps && echo "VALUE = 5" > deps/dep.py && date +%s%N >> deps/installed-at'], timeoutSec: 30 };
-const TEST =
-  'import sys\nsys.path.insert(0, "deps")\nfrom dep import VALUE\nfrom calc import add\n\ndef test_add():\n    assert add(2, 3) == VALUE\n';
+// Setup "installs" a dependency (a file the test reads) and counts how often it ran. The test is a
+// shell check (the exit-code runner): the cache is what is tested here, not a runner.
+const SETUP = { commands: ['mkdir -p deps && echo 5 > deps/value && date +%s%N >> deps/installed-at'], timeoutSec: 30 };
+const CHECK = { runner: 'exit-code', language: 'shell', test: { command: 'sh check.sh', timeoutSec: 30 }, protected: ['check.sh'] };
+const ADD_SH = 'echo $(( $1 - $2 ))\n';
 
 describe.each(await backendCases())('setup cache on $name', ({ make }) => {
   test('the second run unpacks the cached setup instead of running it; a lockfile change invalidates it', async () => {
     cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-cache-'));
-    const files = { 'calc.py': ADD_PY, 'test_calc.py': TEST, 'requirements.txt': 'dep==1\n' };
+    const files = { 'add.sh': ADD_SH, 'check.sh': 'test "$(sh add.sh 2 3)" = "$(cat deps/value)"\n', 'requirements.txt': 'dep==1\n' };
     project = await makeProject({
-      c: {
-        manifest: { ...PYTEST, setup: SETUP },
-        files,
-        oracle: await diffTrees(files, { 'calc.py': 'def add(a, b):\n    return a + b\n' }),
-      },
+      c: { manifest: { ...CHECK, setup: SETUP }, files, oracle: await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }) },
     });
     const cache = new SetupCache(cacheDir);
     const backend = await make();
