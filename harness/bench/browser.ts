@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 
 /** Debian's chromium, started as the workplace's machines allow (no sandbox, no background network). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
   '--disable-background-networking',
@@ -21,7 +21,7 @@ export async function benchReportInBrowser(file: string, lastFixture: number): P
   if (!existsSync(CHROMIUM)) return console.log(`\n${title}: skipped (no ${CHROMIUM}: apt-get install chromium)`);
   // playwright-core is a dev dependency: the bench runs from a checkout, not from the package.
   const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     let t0 = performance.now();

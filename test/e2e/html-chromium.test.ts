@@ -4,19 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CHROMIUM, CHROMIUM_ARGS } from '../../harness/bench/browser.js';
 import { writeSyntheticRun } from '../../harness/bench/reports.js';
 import { runCli } from '../helpers/cli.js';
 
-/** Debian's chromium. In CI (CI=true) it must be there: a missing browser fails, never skips. */
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
+/** Debian's chromium, started as the bench starts it. In CI (CI=true) it must be there: a missing browser fails, never skips. */
 const suite = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
 
 let browser: Browser;
@@ -95,7 +87,7 @@ async function inkIn(page: Page, selector: string): Promise<{ ink: number; colou
 
 suite('report.html in headless Chromium', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     root = await mkdtemp(path.join(os.tmpdir(), 'rg-chromium-'));
     files.small = await renderReport(40, 'small');
     files.large = await renderReport(1000, 'large');
