@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { isRedgreenError } from '../errors.js';
+import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import type { BrokenFixture, Fixture } from '../fixtures/load.js';
 import type { SandboxBackend } from '../sandbox/core/types.js';
@@ -34,11 +34,11 @@ export interface ScheduleOutcome {
   unfinished: string[];
 }
 
-function brokenResult(b: BrokenFixture, backend: string): FixtureResult {
+function brokenResult(id: string, error: RedgreenError, backend: string): FixtureResult {
   return {
-    fixtureId: b.id,
+    fixtureId: id,
     verdict: 'invalid_fixture',
-    reason: b.error.message,
+    reason: error.message,
     backend,
     sandboxId: null,
     startedAt: new Date().toISOString(),
@@ -49,8 +49,23 @@ function brokenResult(b: BrokenFixture, backend: string): FixtureResult {
     green: null,
     patch: null,
     observed: null,
-    error: { code: b.error.code, message: b.error.message },
+    error: { code: error.code, message: error.message },
   };
+}
+
+/** A fixture that cannot even be read (its manifest, its tree) ends as invalid_fixture, never the run. */
+async function finishBroken(o: ScheduleOptions, id: string, error: RedgreenError): Promise<FixtureResult> {
+  const r = brokenResult(id, error, o.backend.name);
+  o.observer.onEvent?.(id, { type: 'error', phase: null, code: error.code, message: error.message });
+  o.observer.onEvent?.(id, { type: 'verdict', verdict: r.verdict, reason: r.reason });
+  await o.observer.onFixtureEnd?.(id, r);
+  return r;
+}
+
+/** What reading a fixture's tree failed with, as the fixture's own problem. */
+function fixtureError(e: unknown): RedgreenError {
+  if (isRedgreenError(e)) return e;
+  return new RedgreenError('MANIFEST_INVALID', `cannot read the fixture: ${describeError(e)}`);
 }
 
 /**
@@ -83,12 +98,8 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
   const results: FixtureResult[] = [];
   const unfinished: string[] = [];
   for (const b of o.broken) {
-    const r = brokenResult(b, o.backend.name);
     o.observer.onFixtureStart?.(b.id);
-    o.observer.onEvent?.(b.id, { type: 'error', phase: null, code: b.error.code, message: b.error.message });
-    o.observer.onEvent?.(b.id, { type: 'verdict', verdict: r.verdict, reason: r.reason });
-    await o.observer.onFixtureEnd?.(b.id, r);
-    results.push(r);
+    results.push(await finishBroken(o, b.id, b.error));
   }
   const limit = pLimit(Math.max(1, o.concurrency));
   const clock0 = performance.now();
@@ -105,24 +116,28 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
         free.sort((a, b) => a - b);
         const slot = free.shift() ?? 0;
         try {
+          // Inside the fixture's own handling: a tree that cannot be read is this fixture's verdict.
+          const fixtureSha256 = await fingerprintFixture(fixture).catch((e: unknown) => fixtureError(e));
+          if (fixtureSha256 instanceof RedgreenError) {
+            results.push(await finishBroken(o, fixture.id, fixtureSha256));
+            return;
+          }
           const result = await withRetries(o, () =>
-            fingerprintFixture(fixture).then((fixtureSha256) =>
-              runFixture({
-                mode: o.mode,
-                fixture,
-                fixtureSha256,
-                backend: o.backend,
-                runId: o.runId,
-                provider: o.provider,
-                repeat: o.repeat,
-                baseline: o.baseline ?? true,
-                signal: o.signal,
-                emit: (event) => o.observer.onEvent?.(fixture.id, event),
-                clock0,
-                slot,
-                setupCache: o.setupCache ?? null,
-              }),
-            ),
+            runFixture({
+              mode: o.mode,
+              fixture,
+              fixtureSha256,
+              backend: o.backend,
+              runId: o.runId,
+              provider: o.provider,
+              repeat: o.repeat,
+              baseline: o.baseline ?? true,
+              signal: o.signal,
+              emit: (event) => o.observer.onEvent?.(fixture.id, event),
+              clock0,
+              slot,
+              setupCache: o.setupCache ?? null,
+            }),
           );
           results.push(result);
           await o.observer.onFixtureEnd?.(fixture.id, result);

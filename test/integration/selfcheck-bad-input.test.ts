@@ -1,8 +1,11 @@
 import { existsSync } from 'node:fs';
+import { symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
+import { lintFixture } from '../../harness/pipeline/lint.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 import { ADD_PY, ADD_TEST, makeProject, PYTEST, selfcheckProject, type Project } from '../helpers/project.js';
 
@@ -32,6 +35,33 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     expect(byId.typo!.reason).toContain('field "test.timeoutSec"');
     expect(byId.nojson!.verdict).toBe('invalid_fixture');
     expect(byId.nojson!.reason).toContain('not valid JSON');
+  });
+
+  test('a fixture whose tree cannot be uploaded (a symlink out of it) is invalid_fixture; the others still run', async () => {
+    project = await makeProject({
+      good: {
+        manifest: PYTEST,
+        files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
+        oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX),
+      },
+      escape: {
+        manifest: PYTEST,
+        files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
+        oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX),
+      },
+    });
+    await symlink('/etc', path.join(project.fixturesDir, 'escape', 'host_etc'));
+    const { byId, events } = await selfcheckProject(project);
+    expect(byId.good!.verdict).toBe('valid');
+    expect(byId.escape!.verdict).toBe('invalid_fixture');
+    expect(byId.escape!.reason).toContain('host_etc: it is a symlink to /etc, outside the fixture');
+    expect(events.filter((e) => e.id === 'escape').map((e) => e.event.type)).toEqual(['error', 'verdict']);
+    // validate blames the fixture, not its oracle.
+    const { fixtures } = await discoverFixtures(project, ['escape']);
+    const findings = await lintFixture(fixtures[0]!);
+    expect(findings.filter((f) => f.level === 'error').map((f) => f.message)).toEqual([
+      expect.stringMatching(/^fixture: refusing to upload host_etc/),
+    ]);
   });
 
   test('missing oracle, text that is not a diff, and an oracle that does not apply are patch errors', async () => {
