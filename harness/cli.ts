@@ -30,7 +30,7 @@ function pathOptions(cmd: Command): Command {
 function backendOptions(cmd: Command): Command {
   cmd
     .addOption(
-      new Option('--backend <name>', 'sandbox backend (auto: the strongest available here)').choices([...BACKEND_CHOICES]).default('local'),
+      new Option('--backend <name>', 'sandbox backend (default: local; auto: the strongest available here)').choices([...BACKEND_CHOICES]),
     )
     .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, []);
   // Each backend's own options, from its descriptor in the registry.
@@ -41,7 +41,7 @@ function backendOptions(cmd: Command): Command {
 function runOptions(cmd: Command): Command {
   return backendOptions(cmd)
     .option('-j, --concurrency <n>', 'fixtures run in parallel (default: CPU count)')
-    .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky', '1')
+    .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky (default: 1)')
     .option('--json', 'print the report as JSON on stdout')
     .option('--resume <run-id>', 'continue an interrupted run: finished fixtures are kept, the others run again')
     .option('--force', 'with --resume: resume even if fixtures or oracles changed since')

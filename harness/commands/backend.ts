@@ -6,6 +6,7 @@ import type { RunOptions } from './options.js';
 /** The backend a run asked for, from the registry; `auto` picks the strongest one that works on this machine. */
 export async function createBackend(options: RunOptions, paths: ProjectPaths): Promise<SandboxBackend> {
   const ctx = { passEnv: options.passEnv, cacheDir: paths.cacheDir };
-  const descriptor = options.backend === 'auto' ? await pickAuto(options, ctx) : backendNamed(options.backend);
+  const name = options.backend ?? 'local';
+  const descriptor = name === 'auto' ? await pickAuto(options, ctx) : backendNamed(name);
   return descriptor.create(descriptor.options.parse(options), ctx);
 }

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
 import { gcHostSandboxes } from '../sandbox/host/gc.js';
 import { exitCodeFor } from './exit-code.js';
+import { resumeSettings, type RunSettings } from './resume-settings.js';
 import { RunSession } from './session.js';
 
 export interface ExecuteInput {
@@ -47,10 +48,19 @@ export interface ExecuteOutcome {
  * every sandbox, keeps what finished, and ends with exit code 130; a second Ctrl-C exits at once.
  */
 export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
-  const { options } = input;
-  const paths = resolvePaths(options);
-  const discovery = input.discovery ?? (await discoverFixtures(paths, input.ids));
-  const resumed = input.resume ? await prepareResume(paths.transcriptsDir, input, discovery) : null;
+  const paths = resolvePaths(input.options);
+  const point = input.resume ? await loadResumePoint(paths.transcriptsDir, input.resume.runId) : null;
+  const settings: RunSettings = point
+    ? resumeSettings(point.state, {
+        ids: input.ids,
+        backend: input.options.backend,
+        repeat: input.options.repeat,
+        force: input.resume!.force,
+      })
+    : { ids: input.ids, backend: input.options.backend ?? 'local', repeat: input.options.repeat ?? 1 };
+  const options = { ...input.options, backend: settings.backend as RunOptions['backend'], repeat: settings.repeat };
+  const discovery = onlyThese(input.discovery ?? (await discoverFixtures(paths, settings.ids)), settings.ids);
+  const resumed = point ? await prepareResume(point, input, discovery) : null;
   const runId = resumed?.state.runId ?? newRunId(input.mode, input.label);
   const kept = resumed?.kept ?? new Map<string, FixtureResult>();
   const fixtures = discovery.fixtures.filter((f) => !kept.has(f.id));
@@ -157,12 +167,17 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   return { report, reportPath, transcriptDir: writer.dir, exitCode: exitCodeFor(results, interrupted), fixtures: discovery.fixtures };
 }
 
+/** The fixtures of a discovery that a run is made of (all of them when no ids are named). */
+function onlyThese(d: Discovery, ids: readonly string[]): Discovery {
+  if (!ids.length) return d;
+  return { ...d, fixtures: d.fixtures.filter((f) => ids.includes(f.id)), broken: d.broken.filter((b) => ids.includes(b.id)) };
+}
+
 /**
  * Checks that a run can be resumed with what is on disk now: same mode and patch source, and
  * (unless forced) fixtures whose content is what the transcript recorded.
  */
-async function prepareResume(transcriptsDir: string, input: ExecuteInput, discovery: Discovery): Promise<ResumePoint> {
-  const point = await loadResumePoint(transcriptsDir, input.resume!.runId);
+async function prepareResume(point: ResumePoint, input: ExecuteInput, discovery: Discovery): Promise<ResumePoint> {
   const { state } = point;
   if (state.mode !== input.mode)
     throw new RedgreenError(

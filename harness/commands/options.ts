@@ -16,9 +16,11 @@ export const PathOptionsSchema = z.object({
 
 /** Options of selfcheck, run and replay --verify; each backend adds its own (--pool, --template …) from its descriptor. */
 export const RunOptionsSchema = PathOptionsSchema.extend({
-  backend: z.enum(BACKEND_CHOICES).default('local'),
+  /** Unset means local, or, when resuming, what the run recorded. */
+  backend: z.enum(BACKEND_CHOICES).optional(),
   concurrency: intFromCli(1, 1024).default(Math.max(1, os.availableParallelism())),
-  repeat: intFromCli(1, 100).default(1),
+  /** Unset means 1, or, when resuming, what the run recorded. */
+  repeat: intFromCli(1, 100).optional(),
   json: z.boolean().default(false),
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'variable names only')).default([]),
   resume: z.string().min(1).optional(),

@@ -78,4 +78,27 @@ describe('resume', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('no run to resume');
   });
+
+  test('resume keeps the recorded fixtures, backend and repeat; a flag asking for others is refused unless --force', async () => {
+    const { root } = await project();
+    const first = await runCli(['selfcheck', 'a_first', '--json'], { cwd: root });
+    const runId = ReportSchema.parse(JSON.parse(first.stdout)).runId;
+    // No ids: the run's own fixture, not the whole folder.
+    const again = await runCli(['selfcheck', '--resume', runId, '--json'], { cwd: root });
+    expect(again.code).toBe(0);
+    expect(ReportSchema.parse(JSON.parse(again.stdout)).fixtures.map((f) => f.fixtureId)).toEqual(['a_first']);
+    for (const [args, says] of [
+      [['b_second'], 'fixtures b_second (recorded: a_first)'],
+      [['--backend', 'bwrap'], '--backend bwrap (recorded: local)'],
+      [['--repeat', '2'], '--repeat 2 (recorded: 1)'],
+    ] as const) {
+      const r = await runCli(['selfcheck', ...args, '--resume', runId], { cwd: root });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`run ${runId} was started with other settings: ${says}`);
+      expect(r.stderr).toContain('add --force to resume with yours');
+    }
+    const forced = await runCli(['selfcheck', '--repeat', '2', '--resume', runId, '--force', '--json'], { cwd: root });
+    expect(forced.code).toBe(0);
+    expect(ReportSchema.parse(JSON.parse(forced.stdout))).toMatchObject({ runId, repeat: 2 });
+  });
 });
