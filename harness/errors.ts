@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'SANDBOX_DESTROYED'
   | 'SANDBOX_PATH_UNSAFE'
   | 'SANDBOX_FAILED'
+  /** The runner or a tool it needs is not installed where the tests run: infrastructure, not retried. */
+  | 'TOOL_MISSING'
   | 'TRANSCRIPT_NOT_FOUND'
   | 'TRANSCRIPT_INVALID'
   | 'TRANSCRIPT_SCHEMA'

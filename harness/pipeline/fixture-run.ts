@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { Staging } from '../patch/apply.js';
@@ -61,7 +63,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     fixtureSha256: o.fixtureSha256,
   });
   try {
-    const invalid = precheck(fixture, mode);
+    const invalid = await precheck(fixture, mode);
     if (invalid) {
       graded = { verdict: 'invalid_fixture', reason: invalid };
     } else {
@@ -131,7 +133,12 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
 }
 
 /** Reasons a fixture cannot be graded at all, found without running anything. */
-function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): string | null {
+async function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): Promise<string | null> {
+  // The bug report is what an agent works from: without it, the fixture is incomplete in every mode.
+  const issue = await readFile(fixture.issuePath, 'utf8').catch(() => null);
+  if (issue === null)
+    return `ISSUE.md is missing: write the bug report at ${path.relative(process.cwd(), fixture.issuePath) || fixture.issuePath}`;
+  if (!issue.trim()) return 'ISSUE.md is empty: write the bug report an agent works from';
   if (mode === 'run' && !fixture.manifest.tests.failToPass.length) {
     return 'tests.failToPass is empty, so nothing can be resolved: run `redgreen selfcheck <id> --write` first';
   }

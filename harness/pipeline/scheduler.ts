@@ -76,7 +76,9 @@ async function withRetries(o: ScheduleOptions, attempt: () => Promise<FixtureRes
   const retries = o.infraRetries ?? 2;
   for (let i = 0; ; i++) {
     const r = await attempt();
-    if (r.verdict !== 'infra_error' || i >= retries || o.signal.aborted) return { ...r, attempts: i + 1 };
+    // A missing tool stays missing: retrying only delays the verdict.
+    const transient = r.verdict === 'infra_error' && r.error?.code !== 'TOOL_MISSING';
+    if (!transient || i >= retries || o.signal.aborted) return { ...r, attempts: i + 1 };
     await sleepUnlessAborted((o.retryBaseMs ?? 1000) * 2 ** i, o.signal);
   }
 }

@@ -1,6 +1,7 @@
 import { RedgreenError } from '../errors.js';
 import { checkPhase } from '../results/check.js';
 import { adapterFor } from '../results/index.js';
+import { missingRunnerTool, tail } from '../results/missing-tool.js';
 import type { TestCase } from '../results/types.js';
 import { runCommand, type FixtureContext } from './context.js';
 import type { TestPhase } from './result.js';
@@ -46,6 +47,18 @@ export async function runTests(ctx: FixtureContext, phase: 'red' | 'green', repe
       workdir: ctx.sandbox.workdir,
     });
     const check = checkPhase(parsed, exec.exitCode, exec.timedOut);
+    if (check.state === 'broken' && parsed.counts.total === 0) {
+      const tool = missingRunnerTool(manifest.runner, exec.stderr, exec.exitCode);
+      if (tool) {
+        throw new RedgreenError(
+          'TOOL_MISSING',
+          `${tool} is not installed where the tests run (exit ${exec.exitCode}): ${tail(exec.stderr)}`,
+          `install it where the ${ctx.sandbox.backend} backend runs tests (on this machine, or in its image)`,
+        );
+      }
+      // The command itself could not run (a typo, a missing script): say what it printed.
+      if (exec.stderr.trim()) check.problems.push(`stderr: ${tail(exec.stderr)}`);
+    }
     ctx.emit({
       type: 'tests',
       phase,

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { symlink } from 'node:fs/promises';
+import { rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -7,7 +7,8 @@ import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import { lintFixture } from '../../harness/pipeline/lint.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
-import { ADD_PY, ADD_TEST, makeProject, PYTEST, selfcheckProject, type Project } from '../helpers/project.js';
+import { oracleProvider } from '../../harness/agents/static.js';
+import { ADD_PY, ADD_TEST, makeProject, PYTEST, runProject, selfcheckProject, type Project } from '../helpers/project.js';
 
 let project: Project | undefined;
 afterEach(async () => {
@@ -62,6 +63,41 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     expect(findings.filter((f) => f.level === 'error').map((f) => f.message)).toEqual([
       expect.stringMatching(/^fixture: refusing to upload host_etc/),
     ]);
+  });
+
+  test('a missing or empty ISSUE.md is invalid_fixture, in selfcheck and run alike', async () => {
+    const fixture = async () => ({
+      manifest: { ...PYTEST, tests: { failToPass: ['test_calc.py::test_add'], passToPass: [] } },
+      files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
+      oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX),
+    });
+    project = await makeProject({ noissue: await fixture(), blank: await fixture() });
+    await rm(path.join(project.fixturesDir, 'noissue', 'ISSUE.md'));
+    await writeFile(path.join(project.fixturesDir, 'blank', 'ISSUE.md'), '  \n');
+    for (const mode of ['selfcheck', 'run'] as const) {
+      const { byId } = await runProject(project, { mode, provider: oracleProvider });
+      expect(byId.noissue!.verdict, mode).toBe('invalid_fixture');
+      expect(byId.noissue!.reason).toMatch(/^ISSUE\.md is missing: write the bug report at .*noissue\/ISSUE\.md$/);
+      expect(byId.blank!.verdict, mode).toBe('invalid_fixture');
+      expect(byId.blank!.reason).toBe('ISSUE.md is empty: write the bug report an agent works from');
+    }
+  });
+
+  test('a runner that is not installed is infra_error (not retried); a test command that cannot run shows its stderr', async () => {
+    const files = { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST };
+    const oracle = await diffTrees({ 'calc.py': ADD_PY }, FIX);
+    project = await makeProject({
+      // -S: no site-packages, as on a machine whose python3 has no pytest.
+      nopytest: { manifest: { ...PYTEST, test: { command: 'python3 -S -m pytest -q', timeoutSec: 30 } }, files, oracle },
+      typo: { manifest: { ...PYTEST, test: { command: 'pytst -q', timeoutSec: 30 } }, files, oracle },
+    });
+    const { byId } = await selfcheckProject(project);
+    expect(byId.nopytest!.verdict).toBe('infra_error');
+    expect(byId.nopytest!.reason).toMatch(/^red: pytest is not installed where the tests run \(exit 1\): .*No module named pytest/);
+    expect(byId.nopytest!.error?.code).toBe('TOOL_MISSING');
+    expect(byId.nopytest!.attempts).toBe(1);
+    expect(byId.typo!.verdict).toBe('not_red');
+    expect(byId.typo!.reason).toMatch(/stderr: .*pytst: not found/);
   });
 
   test('missing oracle, text that is not a diff, and an oracle that does not apply are patch errors', async () => {
