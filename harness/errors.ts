@@ -64,3 +64,8 @@ export function describeError(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
 }
+
+/** The last lines of a command's output, on one line, for a reason a user can act on. */
+export function tailOf(text: string, lines = 3): string {
+  return text.trim().split('\n').slice(-lines).join(' ⏎ ').slice(-400);
+}

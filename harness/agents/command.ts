@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { RedgreenError } from '../errors.js';
+import { RedgreenError, tailOf } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { runCommand, type FixtureContext } from '../pipeline/context.js';
 import { runSetup } from '../pipeline/setup.js';
@@ -83,6 +83,14 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
           };
         }
         if (diff.truncated) return { source, text: null, missing: `the agent's diff is larger than ${MAX_PATCH_BYTES} bytes` };
+        // An agent that could not start, or failed, and changed nothing made no attempt to grade.
+        if (!run.timedOut && run.exitCode !== 0 && !diff.stdout.trim()) {
+          return {
+            source,
+            text: null,
+            agentError: `the agent command exited ${run.exitCode} having changed nothing: ${tailOf(run.stderr) || '(no stderr)'}`,
+          };
+        }
         return {
           source,
           text: diff.stdout,

@@ -74,7 +74,8 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
           : await o.provider.patchFor(fixture, ctx);
       const inspected = await inspectPatch(input, fixture, { allowEmpty: mode === 'run' });
       patch = inspected.summary;
-      if (input.timedOut) graded = { verdict: 'timeout', reason: input.missing ?? 'the agent hit its time limit' };
+      if (input.agentError) graded = { verdict: 'agent_error', reason: input.agentError };
+      else if (input.timedOut) graded = { verdict: 'timeout', reason: input.missing ?? 'the agent hit its time limit' };
       else if (mode === 'run' && inspected.summary.status === 'unsafe') {
         // Refused before any sandbox exists: nothing of it is ever written anywhere.
         emit({

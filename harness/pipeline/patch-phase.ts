@@ -18,6 +18,8 @@ export interface PatchInput {
   missing?: string;
   /** The agent hit its time limit (its patch, if any, is kept for the report). */
   timedOut?: boolean;
+  /** The agent command failed (could not start, or exited non-zero) having changed nothing. */
+  agentError?: string;
 }
 
 export interface InspectedPatch {

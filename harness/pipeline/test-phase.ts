@@ -1,7 +1,7 @@
-import { RedgreenError } from '../errors.js';
+import { RedgreenError, tailOf } from '../errors.js';
 import { checkPhase } from '../results/check.js';
 import { adapterFor } from '../results/index.js';
-import { missingRunnerTool, tail } from '../results/missing-tool.js';
+import { missingRunnerTool } from '../results/missing-tool.js';
 import type { TestCase } from '../results/types.js';
 import { runCommand, type FixtureContext } from './context.js';
 import type { TestPhase } from './result.js';
@@ -52,12 +52,12 @@ export async function runTests(ctx: FixtureContext, phase: 'red' | 'green', repe
       if (tool) {
         throw new RedgreenError(
           'TOOL_MISSING',
-          `${tool} is not installed where the tests run (exit ${exec.exitCode}): ${tail(exec.stderr)}`,
+          `${tool} is not installed where the tests run (exit ${exec.exitCode}): ${tailOf(exec.stderr)}`,
           `install it where the ${ctx.sandbox.backend} backend runs tests (on this machine, or in its image)`,
         );
       }
       // The command itself could not run (a typo, a missing script): say what it printed.
-      if (exec.stderr.trim()) check.problems.push(`stderr: ${tail(exec.stderr)}`);
+      if (exec.stderr.trim()) check.problems.push(`stderr: ${tailOf(exec.stderr)}`);
     }
     ctx.emit({
       type: 'tests',

@@ -29,7 +29,7 @@ function card(r: Report): string {
   return `<div class="card">
 <h3>${esc(r.subject)} <small>${esc(r.mode)} on ${esc(r.backend)}</small></h3>
 <p class="big"><b>${s.expected}/${s.denominators.all}</b> ${label} of all fixtures <span>${pct(s.expected, s.denominators.all)}</span></p>
-<p class="big2"><b>${s.expected}/${s.denominators.scored}</b> ${label} excluding infra errors and invalid fixtures <span>${pct(s.expected, s.denominators.scored)}</span></p>
+<p class="big2"><b>${s.expected}/${s.denominators.scored}</b> ${label} excluding infra errors, agent errors and invalid fixtures <span>${pct(s.expected, s.denominators.scored)}</span></p>
 <p class="chips">${chips || 'no fixtures'}</p>
 <p>Tests before the patch: <b>${s.tests.red.failed}</b> failed / <b>${s.tests.red.passed}</b> passed · after: <b>${s.tests.green.failed}</b> failed / <b>${s.tests.green.passed}</b> passed</p>
 ${interrupted}<p class="meta">run <code>${esc(r.runId)}</code> · started ${esc(r.startedAt)} · ${secs(r.durationMs)} · concurrency ${r.concurrency}${r.repeat > 1 ? ` · repeat ${r.repeat}` : ''}</p>

@@ -40,7 +40,7 @@ function runSection(r: Report, level: string, maxRows: number, withAll: boolean)
   const out = [
     `${level} ${ok ? '✅' : '❌'} redgreen ${r.mode} · ${cell(r.subject)} — ${label} ${s.expected}/${s.denominators.all}`,
     '',
-    `**${s.expected}/${s.denominators.all}** ${label} of all fixtures (${pct(s.expected, s.denominators.all)}) · **${s.expected}/${s.denominators.scored}** excluding infra errors and invalid fixtures (${pct(s.expected, s.denominators.scored)})`,
+    `**${s.expected}/${s.denominators.all}** ${label} of all fixtures (${pct(s.expected, s.denominators.all)}) · **${s.expected}/${s.denominators.scored}** excluding infra errors, agent errors and invalid fixtures (${pct(s.expected, s.denominators.scored)})`,
     '',
     ...table(
       ['verdict', 'fixtures'],

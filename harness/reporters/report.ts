@@ -15,7 +15,7 @@ const SummarySchema = z.object({
   expected: z.number(),
   denominators: z.object({
     all: z.number().describe('every fixture of the run'),
-    scored: z.number().describe('all minus infra_error and invalid_fixture'),
+    scored: z.number().describe('all minus infra_error, agent_error and invalid_fixture'),
   }),
   rate: z.object({ ofAll: z.number(), ofScored: z.number() }),
   tests: z.object({

@@ -23,7 +23,7 @@ export function renderTable(report: Report): string {
   const lines = [
     table.toString(),
     `tests before: ${s.tests.red.failed} failed / ${s.tests.red.passed} passed   after: ${s.tests.green.failed} failed / ${s.tests.green.passed} passed`,
-    `${label}: ${s.expected}/${s.denominators.all} of all fixtures, ${s.expected}/${s.denominators.scored} excluding infra errors and invalid fixtures` +
+    `${label}: ${s.expected}/${s.denominators.all} of all fixtures, ${s.expected}/${s.denominators.scored} excluding infra errors, agent errors and invalid fixtures` +
       `   (${verdictCounts(s.byVerdict)
         .map(([v, n]) => `${v} ${n}`)
         .join(', ')})`,

@@ -16,11 +16,6 @@ const RUNNER_TOOLS: Record<Runner, readonly string[]> = {
   'exit-code': ['sh'],
 };
 
-/** The last lines of a stream, for a reason a user can act on. */
-export function tail(text: string, lines = 3): string {
-  return text.trim().split('\n').slice(-lines).join(' ⏎ ').slice(-400);
-}
-
 /** What the shell or an interpreter said is missing: a command (exit 127) or a Python module. */
 export function missingCommand(stderr: string, exitCode: number): { name: string; module: boolean } | null {
   const mod = /No module named '?([\w.]+)'?/.exec(stderr);

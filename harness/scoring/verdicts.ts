@@ -11,7 +11,7 @@ export const SELFCHECK_VERDICTS = [
   'infra_error',
   'invalid_fixture',
 ] as const;
-export const AGENT_VERDICTS = ['resolved', 'unresolved', 'patch_error', 'rejected', 'timeout', 'infra_error', 'invalid_fixture'] as const;
+export const AGENT_VERDICTS = ['resolved', 'unresolved', 'patch_error', 'rejected', 'timeout', 'agent_error', 'infra_error', 'invalid_fixture'] as const;
 
 export type SelfcheckVerdict = (typeof SELFCHECK_VERDICTS)[number];
 export type AgentVerdict = (typeof AGENT_VERDICTS)[number];
@@ -29,5 +29,8 @@ export const isVerdict = (s: string): s is Verdict => KNOWN.has(s);
 
 /** Verdicts that meet the expectation of their mode (exit code 0). */
 export const EXPECTED: ReadonlySet<Verdict> = new Set<Verdict>(['valid', 'resolved']);
-/** Verdicts that say nothing about the fixture or the patch: left out of the adjusted denominator. */
-export const NOT_SCORED: ReadonlySet<Verdict> = new Set<Verdict>(['infra_error', 'invalid_fixture']);
+/**
+ * Verdicts that say nothing about the patch a model would make: left out of the adjusted
+ * denominator (the machine failed, the fixture is broken, or the agent command never ran).
+ */
+export const NOT_SCORED: ReadonlySet<Verdict> = new Set<Verdict>(['infra_error', 'invalid_fixture', 'agent_error']);

@@ -7,6 +7,7 @@ import { commandAgent } from '../../harness/agents/command.js';
 import { loadPatchDir, loadPredictions } from '../../harness/agents/patch-sources.js';
 import { mapProvider, nopProvider, oracleProvider } from '../../harness/agents/static.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
+import { summarize } from '../../harness/reporters/report.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 import { ADD_PY, ADD_TEST, makeProject, PYTEST, runProject, type Project } from '../helpers/project.js';
 
@@ -113,6 +114,21 @@ describe('agent runs: grading people can trust', () => {
     expect(r.verdict).toBe('resolved');
     expect(r.timings.agent).toBeGreaterThan(0);
     expect(r.patch?.files.sort()).toEqual(['blob.bin', 'calc.py', 'seen-issue.txt']);
+  });
+
+  test('an agent command that cannot start, or fails having changed nothing, is agent_error, out of the scored denominator', async () => {
+    project = await calcProject();
+    const missing = (await run(project, commandAgent('my-agent {issue}', { timeoutSec: 30, network: false }))).byId.calc!;
+    expect(missing.verdict).toBe('agent_error');
+    expect(missing.reason).toMatch(/^the agent command exited 127 having changed nothing: .*my-agent: not found/);
+    const failing = (await run(project, commandAgent('echo "no API key" >&2; exit 3', { timeoutSec: 30, network: false }))).byId.calc!;
+    expect(failing).toMatchObject({ verdict: 'agent_error', reason: 'the agent command exited 3 having changed nothing: no API key' });
+    expect(summarize([missing, failing]).denominators).toEqual({ all: 2, scored: 0 });
+    // An agent that fails after changing something is graded on what it changed.
+    const partial = (
+      await run(project, commandAgent("cd {workdir} && sed -i 's/a - b/a + b/' calc.py; exit 1", { timeoutSec: 30, network: false }))
+    ).byId.calc!;
+    expect(partial.verdict).toBe('resolved');
   });
 
   test('an agent that hangs is stopped at its time limit with its whole process tree', async () => {

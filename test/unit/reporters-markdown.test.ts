@@ -8,7 +8,7 @@ describe('summary.md', () => {
     r.fixtures[1]!.reason = 'a | pipe\nand a newline <b>bold</b>';
     const md = renderMarkdown([r]);
     expect(md).toContain('## ❌ redgreen selfcheck · oracle — valid 1/3');
-    expect(md).toContain('**1/3** valid of all fixtures (33.3%) · **1/2** excluding infra errors and invalid fixtures (50%)');
+    expect(md).toContain('**1/3** valid of all fixtures (33.3%) · **1/2** excluding infra errors, agent errors and invalid fixtures (50%)');
     expect(md).toContain('| `bad` | `not_green` | a \\| pipe and a newline &lt;b&gt;bold&lt;/b&gt; |');
     expect(md).toContain('<details><summary>All 3 fixtures</summary>');
     const many = report('A', Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}`, { verdict: 'not_green' }])));

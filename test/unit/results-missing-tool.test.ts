@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { missingCommand, missingRunnerTool, tail } from '../../harness/results/missing-tool.js';
+import { tailOf as tail } from '../../harness/errors.js';
+import { missingCommand, missingRunnerTool } from '../../harness/results/missing-tool.js';
 
 describe('a missing runner tool is told apart from a broken test command', () => {
   test('what the shell and Python say is missing', () => {

@@ -45,6 +45,7 @@ describe('the verdict taxonomy', () => {
       'resolved',
       'unresolved',
       'rejected',
+      'agent_error',
     ]);
     expect(new Set([...SELFCHECK_VERDICTS, ...AGENT_VERDICTS])).toEqual(new Set(VERDICTS));
     expect(VerdictSchema.options).toEqual([...VERDICTS]);
