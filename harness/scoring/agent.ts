@@ -2,6 +2,7 @@ import type { Manifest } from '../fixtures/manifest.js';
 import type { PatchSummary } from '../patch/summary.js';
 import type { TestPhase } from '../results/phase.js';
 import { statusIn } from './observe.js';
+import { neverReported } from './unreported.js';
 import type { AgentVerdict } from './verdicts.js';
 
 export interface AgentScore {
@@ -20,6 +21,8 @@ const list = (ids: string[], max = 4) => ids.slice(0, max).join(', ') + (ids.len
 export function checkBaseline(tests: Manifest['tests'], red: TestPhase): string | null {
   if (red.state === 'timeout') return 'the RED baseline timed out';
   if (red.state === 'broken') return `the RED baseline is unusable: ${red.problems.join('; ')}`;
+  const unreported = neverReported([...tests.failToPass, ...tests.passToPass], red);
+  if (unreported) return unreported;
   const passing = tests.failToPass.filter((id) => statusIn(red, id) === 'passed');
   if (passing.length) return `failToPass tests already pass without any patch: ${list(passing)}`;
   const failing = tests.passToPass.filter((id) => statusIn(red, id) !== 'passed');

@@ -2,6 +2,7 @@ import type { Manifest } from '../fixtures/manifest.js';
 import type { PatchSummary } from '../patch/summary.js';
 import type { TestPhase } from '../results/phase.js';
 import { observeTransitions, statusIn } from './observe.js';
+import { neverReported } from './unreported.js';
 import type { SelfcheckVerdict } from './verdicts.js';
 
 export interface Scored {
@@ -37,6 +38,8 @@ export function scoreSelfcheck(tests: Manifest['tests'], red: TestPhase, patch: 
       reason: bad.length ? `still failing after the oracle: ${list(bad)}` : `the GREEN run is not a pass: ${green.problems.join('; ')}`,
     };
   }
+  const unreported = neverReported([...tests.failToPass, ...tests.passToPass], red, green);
+  if (unreported) return { verdict: 'not_green', reason: unreported };
   const notGreen = [...tests.failToPass, ...tests.passToPass].filter((id) => statusIn(green, id) !== 'passed');
   if (notGreen.length)
     return { verdict: 'not_green', reason: `declared tests not passing after the oracle (missing counts as failed): ${list(notGreen)}` };

@@ -11,7 +11,16 @@ export const SELFCHECK_VERDICTS = [
   'infra_error',
   'invalid_fixture',
 ] as const;
-export const AGENT_VERDICTS = ['resolved', 'unresolved', 'patch_error', 'rejected', 'timeout', 'agent_error', 'infra_error', 'invalid_fixture'] as const;
+export const AGENT_VERDICTS = [
+  'resolved',
+  'unresolved',
+  'patch_error',
+  'rejected',
+  'timeout',
+  'agent_error',
+  'infra_error',
+  'invalid_fixture',
+] as const;
 
 export type SelfcheckVerdict = (typeof SELFCHECK_VERDICTS)[number];
 export type AgentVerdict = (typeof AGENT_VERDICTS)[number];

@@ -27,9 +27,22 @@ describe('checkBaseline: is the unpatched fixture a fair question?', () => {
     expect(r).toBe('failToPass tests already pass without any patch: t::f1, t::f2, t::f3, t::f4 and 2 more');
   });
 
-  test('passToPass tests that fail or are missing without any patch are named', () => {
-    const r = checkBaseline(declared(['t::fix'], ['t::keep', 't::gone']), phase({ 't::fix': 'failed', 't::keep': 'error' }));
-    expect(r).toBe('passToPass tests do not pass without any patch: t::keep, t::gone');
+  test('passToPass tests that fail without any patch are named', () => {
+    const r = checkBaseline(
+      declared(['t::fix'], ['t::keep', 't::also']),
+      phase({ 't::fix': 'failed', 't::keep': 'error', 't::also': 'skipped' }),
+    );
+    expect(r).toBe('passToPass tests do not pass without any patch: t::keep, t::also');
+  });
+
+  test('a declared test the runner never reported is named as such, with the closest reported ids and what to run', () => {
+    const r = checkBaseline(
+      declared(['t::fix'], ['t::keep', 't::kep']),
+      phase({ 't::fix': 'failed', 't::keep': 'passed', 't::other': 'passed' }),
+    );
+    expect(r).toBe(
+      'declared tests never reported by the runner: t::kep (closest reported to t::kep: t::keep, t::fix, t::other); run `redgreen selfcheck <id> --write` to record the ids the runner reports',
+    );
   });
 
   test('an already-passing failToPass is reported before a failing passToPass', () => {

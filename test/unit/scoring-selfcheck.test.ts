@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { observeTransitions, statusIn } from '../../harness/scoring/observe.js';
 import { scoreSelfcheck } from '../../harness/scoring/selfcheck.js';
+import { neverReported } from '../../harness/scoring/unreported.js';
 import { broken, declared, patch, phase, timedOut } from '../helpers/phases.js';
 
 // A well-formed fixture: t::fix is the bug's test (RED fails, GREEN passes), t::keep passes throughout.
@@ -142,5 +143,21 @@ describe('observeTransitions and statusIn', () => {
   test('a test missing from a report has the status "missing"', () => {
     expect(statusIn(red, 't::fix')).toBe('failed');
     expect(statusIn(red, 't::nowhere')).toBe('missing');
+  });
+});
+
+describe('declared ids the runner never reported', () => {
+  test('selfcheck says so instead of "failing", with the closest ids', () => {
+    const red = { ...phase({ 'test_calc.py::test_add': 'failed', 'test_calc.py::test_zero': 'passed' }), state: 'fail' as const };
+    const green = phase({ 'test_calc.py::test_add': 'passed', 'test_calc.py::test_zero': 'passed' });
+    const tests = { failToPass: ['test_calc.py::test_ad'], passToPass: ['test_calc.py::test_zero'] };
+    const r = scoreSelfcheck(tests, red, patch(), green);
+    expect(r.verdict).toBe('not_green');
+    expect(r.reason).toMatch(
+      /^declared tests never reported by the runner: test_calc\.py::test_ad \(closest reported to test_calc\.py::test_ad: test_calc\.py::test_add, /,
+    );
+    expect(r.reason).toContain('redgreen selfcheck <id> --write');
+    // Nothing reported at all is the phase's problem, not the list's.
+    expect(neverReported(['a'], phase({}))).toBeNull();
   });
 });
