@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'SANDBOX_FAILED'
   /** The runner or a tool it needs is not installed where the tests run: infrastructure, not retried. */
   | 'TOOL_MISSING'
+  /** A fixture's setup command failed; retried once, then the fixture's problem. */
+  | 'SETUP_FAILED'
   | 'TRANSCRIPT_NOT_FOUND'
   | 'TRANSCRIPT_INVALID'
   | 'TRANSCRIPT_SCHEMA'

@@ -171,9 +171,9 @@ async function score(
     keepStaging(staging);
   }
   const setupFailure = await timer.run('setup', () => runSetup(ctx));
-  if (setupFailure) {
-    return { red, green, patch, graded: { verdict: setupFailure.timedOut ? 'timeout' : 'infra_error', reason: setupFailure.reason } };
-  }
+  if (setupFailure?.timedOut) return { red, green, patch, graded: { verdict: 'timeout', reason: setupFailure.reason } };
+  // Retried once by the scheduler (a download may fail by chance); failing again, it is the fixture's.
+  if (setupFailure) throw new RedgreenError('SETUP_FAILED', setupFailure.reason);
   if (o.mode === 'selfcheck' || o.baseline) {
     red = await timer.run('red', () => runTests(ctx, 'red', o.repeat));
     const invalid = o.mode === 'run' ? checkBaseline(tests, red) : null;

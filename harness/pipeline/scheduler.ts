@@ -74,11 +74,23 @@ function fixtureError(e: unknown): RedgreenError {
  */
 async function withRetries(o: ScheduleOptions, attempt: () => Promise<FixtureResult>): Promise<FixtureResult> {
   const retries = o.infraRetries ?? 2;
+  const t0 = performance.now();
+  // The whole time spent, retries and waits included, is what the fixture took.
+  const done = (r: FixtureResult, i: number) => ({ ...r, durationMs: Math.round(performance.now() - t0), attempts: i + 1 });
+  let previous: FixtureResult | null = null;
   for (let i = 0; ; i++) {
     const r = await attempt();
+    const code = r.error?.code;
+    if (code === 'SETUP_FAILED' && previous?.error?.code === 'SETUP_FAILED' && previous.reason === r.reason) {
+      return done(
+        { ...r, verdict: 'invalid_fixture', reason: `${r.reason} (the same again on a second try: the fixture's setup, not the machine)` },
+        i,
+      );
+    }
     // A missing tool stays missing: retrying only delays the verdict.
-    const transient = r.verdict === 'infra_error' && r.error?.code !== 'TOOL_MISSING';
-    if (!transient || i >= retries || o.signal.aborted) return { ...r, attempts: i + 1 };
+    const transient = r.verdict === 'infra_error' && code !== 'TOOL_MISSING';
+    if (!transient || i >= retries || o.signal.aborted) return done(r, i);
+    previous = r;
     await sleepUnlessAborted((o.retryBaseMs ?? 1000) * 2 ** i, o.signal);
   }
 }

@@ -6,6 +6,10 @@ import { runCommand, type FixtureContext } from './context.js';
 import { FIXTURE_META_FILES } from './patch-phase.js';
 import { SetupCache } from './setup-cache.js';
 
+/** What a download says when there is no network (npm, pip, curl, apt, git). */
+const NO_NETWORK =
+  /EAI_AGAIN|ENOTFOUND|ENETUNREACH|getaddrinfo|Temporary failure in name resolution|Could not resolve host|Network is unreachable|Failed to establish a new connection/;
+
 export interface SetupFailure {
   reason: string;
   timedOut: boolean;
@@ -36,7 +40,9 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
     if (r.timedOut) return { reason: `setup timed out after ${setup.timeoutSec}s: ${command}`, timedOut: true };
     if (r.exitCode !== 0) {
       const tail = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ');
-      return { reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}`, timedOut: false };
+      const offline = !setup.network && NO_NETWORK.test(`${r.stderr}\n${r.stdout}`);
+      const hint = offline ? ' (setup has no network: set "network": true under setup in fixture.json if it must download)' : '';
+      return { reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}${hint}`, timedOut: false };
     }
   }
   if (cache) await storeSetup(ctx, cache, key);

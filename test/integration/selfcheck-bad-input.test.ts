@@ -100,6 +100,24 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     expect(byId.typo!.reason).toMatch(/stderr: .*pytst: not found/);
   });
 
+  test("a setup command that fails the same way twice is the fixture's problem, with its stderr and a hint when offline", async () => {
+    const files = { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST };
+    const oracle = await diffTrees({ 'calc.py': ADD_PY }, FIX);
+    const setup = (command: string) => ({ ...PYTEST, setup: { commands: [command], timeoutSec: 30 } });
+    project = await makeProject({
+      broken: { manifest: setup('echo "ERROR: no such file requirements.txt" >&2; exit 3'), files, oracle },
+      offline: { manifest: setup('echo "npm error getaddrinfo EAI_AGAIN registry.npmjs.org" >&2; exit 1'), files, oracle },
+    });
+    const { byId } = await selfcheckProject(project);
+    expect(byId.broken).toMatchObject({ verdict: 'invalid_fixture', attempts: 2 });
+    expect(byId.broken!.reason).toMatch(
+      /^setup: setup command failed \(exit 3\): .* — ERROR: no such file requirements\.txt \(the same again on a second try/,
+    );
+    expect(byId.broken!.durationMs).toBeGreaterThanOrEqual(byId.broken!.timings.setup ?? 0);
+    expect(byId.offline!.verdict).toBe('invalid_fixture');
+    expect(byId.offline!.reason).toContain('setup has no network: set "network": true under setup in fixture.json');
+  });
+
   test('missing oracle, text that is not a diff, and an oracle that does not apply are patch errors', async () => {
     const files = { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST };
     const stale = (await diffTrees({ 'calc.py': ADD_PY }, FIX)).replace('return a - b', 'return a * b');
