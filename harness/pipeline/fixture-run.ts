@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
+import { issueProblem } from '../fixtures/issue.js';
 import type { Fixture } from '../fixtures/load.js';
 import { Staging } from '../patch/apply.js';
 import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
@@ -135,11 +134,8 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
 
 /** Reasons a fixture cannot be graded at all, found without running anything. */
 async function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): Promise<string | null> {
-  // The bug report is what an agent works from: without it, the fixture is incomplete in every mode.
-  const issue = await readFile(fixture.issuePath, 'utf8').catch(() => null);
-  if (issue === null)
-    return `ISSUE.md is missing: write the bug report at ${path.relative(process.cwd(), fixture.issuePath) || fixture.issuePath}`;
-  if (!issue.trim()) return 'ISSUE.md is empty: write the bug report an agent works from';
+  const issue = await issueProblem(fixture);
+  if (issue) return issue;
   if (mode === 'run' && !fixture.manifest.tests.failToPass.length) {
     return 'tests.failToPass is empty, so nothing can be resolved: run `redgreen selfcheck <id> --write` first';
   }

@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { describeError, RedgreenError } from '../errors.js';
+import { describeError, RedgreenError, tailOf } from '../errors.js';
 import { DEFAULT_EXCLUDES } from '../sandbox/core/tree.js';
 import type { Sandbox } from '../sandbox/core/types.js';
 import { runCommand, type FixtureContext } from './context.js';
@@ -39,7 +39,7 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
     if (r.aborted) throw new RedgreenError('INTERRUPTED', 'interrupted');
     if (r.timedOut) return { reason: `setup timed out after ${setup.timeoutSec}s: ${command}`, timedOut: true };
     if (r.exitCode !== 0) {
-      const tail = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ');
+      const tail = tailOf(r.stderr || r.stdout);
       const offline = !setup.network && NO_NETWORK.test(`${r.stderr}\n${r.stdout}`);
       const hint = offline ? ' (setup has no network: set "network": true under setup in fixture.json if it must download)' : '';
       return { reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}${hint}`, timedOut: false };

@@ -34,7 +34,15 @@ export function fixture(id: string, s: Spec): FixtureResult {
   };
 }
 export function report(runId: string, fixtures: Record<string, Spec>, mode: 'selfcheck' | 'run' = 'selfcheck'): Report {
-  const results = Object.entries(fixtures).map(([id, s]) => fixture(id, s));
+  return reportOf(
+    runId,
+    Object.entries(fixtures).map(([id, s]) => fixture(id, s)),
+    mode,
+  );
+}
+
+/** A report around results made elsewhere. */
+export function reportOf(runId: string, results: FixtureResult[], mode: 'selfcheck' | 'run' = 'selfcheck'): Report {
   return {
     schema: 'redgreen.report/1',
     runId,

@@ -2,8 +2,9 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, test } from 'vitest';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { escapeXml, renderJunit, serializeXml } from '../../harness/reporters/junit-xml.js';
-import { ReportSchema, summarize, type Report } from '../../harness/reporters/report.js';
+import { ReportSchema, type Report } from '../../harness/reporters/report.js';
 import type { Verdict } from '../../harness/scoring/verdicts.js';
+import { reportOf } from '../helpers/reports.js';
 
 const phase = (failed: string[], passed: string[]) => ({
   state: failed.length ? 'fail' : 'pass',
@@ -38,24 +39,7 @@ function fixture(id: string, verdict: Verdict, reason: string): FixtureResult {
     observed: null,
   };
 }
-function report(fixtures: FixtureResult[]): Report {
-  return ReportSchema.parse({
-    schema: 'redgreen.report/1',
-    runId: 'run-1',
-    mode: 'selfcheck',
-    subject: 'oracle',
-    backend: 'local',
-    concurrency: 2,
-    repeat: 1,
-    startedAt: '2026-01-01T00:00:00.000Z',
-    finishedAt: '2026-01-01T00:00:05.000Z',
-    durationMs: 5000,
-    interrupted: false,
-    unfinished: [],
-    summary: summarize(fixtures),
-    fixtures,
-  });
-}
+const report = (fixtures: FixtureResult[]): Report => ReportSchema.parse(reportOf('run-1', fixtures));
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '',
