@@ -173,7 +173,7 @@ function program(): Command {
   p.command('gc')
     .description('remove sandboxes of runs that are no longer alive (docker containers and volumes, e2b sandboxes, host folders)')
     .addOption(new Option('--backend <name>', 'which sandboxes').choices(GC_BACKENDS).default('docker'))
-    .option('--run <id>', "e2b: kill this run's sandboxes, alive or not (repeatable)", collect, [])
+    .option('--run <id>', "only this run's sandboxes, alive or not (repeatable)", collect, [])
     .option('--all-hosts', 'also runs started on other hosts (shared engine or service)')
     .option('--dry-run', 'only say what would be removed')
     .option('--json', 'print the result as JSON')

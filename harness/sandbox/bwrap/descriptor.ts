@@ -22,5 +22,5 @@ export const bwrapBackend = defineBackend({
     const { BwrapBackend } = await import('./backend.js');
     return probeBy(() => new BwrapBackend({ passEnv: ctx.passEnv, cacheDir: ctx.cacheDir }).probe(), INSTALL);
   },
-  gc: gcHost,
+  gc: (request) => gcHost(request, 'bwrap'),
 });

@@ -17,11 +17,15 @@ export async function gcEngine(request: GcRequest, engine: string, client: () =>
   const [{ profileOf, pingEngine }, { collectGarbage }] = await Promise.all([import('./client.js'), import('./gc.js')]);
   const docker = await client();
   await pingEngine(docker);
-  const r = await collectGarbage(docker, { allHosts: request.allHosts, dryRun: request.dryRun });
+  const r = await collectGarbage(docker, {
+    allHosts: request.allHosts,
+    dryRun: request.dryRun,
+    ...(request.runIds.length ? { runIds: request.runIds } : {}),
+  });
   const verb = request.dryRun ? 'would remove' : 'removed';
   const line = (i: (typeof r.removed)[number]) => `${i.kind} ${i.name} (run ${i.run}, owner ${i.owner})`;
   const alive = r.kept.filter((k) => k.reason === 'alive').length;
-  const foreign = r.kept.length - alive;
+  const foreign = r.kept.filter((k) => k.reason === 'other-host').length;
   return {
     lines: [...r.removed.map((i) => `${verb} ${line(i)}`), ...r.failed.map((i) => `failed to remove ${line(i)}: ${i.error}`)],
     summary: `${verb} ${r.removed.length} object(s); kept ${alive} of live runs${foreign ? `, ${foreign} of other hosts (--all-hosts removes those)` : ''}${r.failed.length ? `; ${r.failed.length} failed` : ''}`,

@@ -1,17 +1,20 @@
 import { z } from 'zod';
-import { RedgreenError } from '../../errors.js';
 import { defineBackend, type GcOutcome, type GcRequest } from '../registry.js';
 
 /** Host sandboxes (local and bwrap) whose harness died: every run also does this at its start. */
-export async function gcHost(request: GcRequest): Promise<GcOutcome> {
-  if (request.dryRun) throw new RedgreenError('USAGE', '--dry-run is not supported for host sandboxes (local, bwrap)');
+export async function gcHost(request: GcRequest, backend: string): Promise<GcOutcome> {
   const { gcHostSandboxes } = await import('./gc.js');
-  const removed = await gcHostSandboxes();
+  const removed = await gcHostSandboxes(undefined, {
+    allHosts: request.allHosts,
+    dryRun: request.dryRun,
+    ...(request.runIds.length ? { runIds: request.runIds } : {}),
+  });
+  const verb = request.dryRun ? 'would remove' : 'removed';
   return {
-    lines: removed.map((r) => `removed ${r}`),
-    summary: `removed ${removed.length} host sandbox folder(s)`,
+    lines: removed.map((r) => `${verb} ${r}`),
+    summary: `${verb} ${removed.length} host sandbox folder(s)`,
     failed: 0,
-    json: { backend: 'local', removed },
+    json: { backend, dryRun: request.dryRun, removed },
   };
 }
 
@@ -28,5 +31,5 @@ export const localBackend = defineBackend({
     return new LocalBackend({ passEnv: ctx.passEnv, cacheDir: ctx.cacheDir });
   },
   probe: async () => ({ ok: true }),
-  gc: gcHost,
+  gc: (request) => gcHost(request, 'local'),
 });
