@@ -101,7 +101,7 @@ export class DockerBackend implements SandboxBackend {
       await pool.fill();
       if (!pool.available) {
         await pool.drain();
-        throw engineFailure('warm pool', pool.lastError);
+        throw engineFailure('warm pool', pool.lastError, this.docker);
       }
       this.pool = pool;
     }
@@ -109,7 +109,7 @@ export class DockerBackend implements SandboxBackend {
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
-    if (this.closing) throw new RedgreenError('SANDBOX_FAILED', 'docker: the backend is closed (the run is ending)');
+    if (this.closing) throw new RedgreenError('SANDBOX_FAILED', `${this.name}: the backend is closed (the run is ending)`);
     await this.open(spec.runId);
     const image = spec.image ?? this.defaultImage;
     const prepared =
@@ -173,7 +173,7 @@ export class DockerBackend implements SandboxBackend {
         imagePath: info.path,
         env: {},
       });
-      throw engineFailure(`create sandbox ${name}`, e);
+      throw engineFailure(`create sandbox ${name}`, e, this.docker);
     }
   }
 

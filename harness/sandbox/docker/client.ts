@@ -6,6 +6,8 @@ import { describeError, RedgreenError } from '../../errors.js';
  * how messages name it, what to do when it is down, and rlimits its containers must be given.
  */
 export interface EngineProfile {
+  /** The backend it serves (docker, podman): messages and hints name it. */
+  backend: string;
   /** "the Docker engine", "the Podman service". */
   label: string;
   address: string;
@@ -39,12 +41,12 @@ export function engineClient(profile: EngineProfile, options?: Docker.DockerOpti
  * engine works the same as the local socket.
  */
 export function dockerClient(): Docker {
-  return engineClient({ label: 'the Docker engine', address: engineAddress(), hint: ENGINE_HINT });
+  return engineClient({ backend: 'docker', label: 'the Docker engine', address: engineAddress(), hint: ENGINE_HINT });
 }
 
 /** The profile of a client (a client made elsewhere counts as Docker's). */
 export function profileOf(docker: Docker | undefined): EngineProfile {
-  return (docker && profiles.get(docker)) ?? { label: 'the Docker engine', address: engineAddress(), hint: ENGINE_HINT };
+  return (docker && profiles.get(docker)) ?? { backend: 'docker', label: 'the Docker engine', address: engineAddress(), hint: ENGINE_HINT };
 }
 
 /** Stable code for "the engine cannot be reached"; one place to change if errors.ts grows a code for it. */
@@ -72,13 +74,13 @@ export function statusOf(e: unknown): number | undefined {
 }
 
 /** Wraps an engine failure so the pipeline reports it as infrastructure, never as a test result. */
-export function engineFailure(what: string, cause: unknown): RedgreenError {
+export function engineFailure(what: string, cause: unknown, docker?: Docker): RedgreenError {
   if (cause instanceof RedgreenError) return cause;
   const code = (cause as { code?: unknown } | null)?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'EACCES') return engineUnreachable(cause);
+  if (code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'EACCES') return engineUnreachable(cause, docker);
   const json = (cause as { json?: { message?: unknown } } | null)?.json;
   const detail = typeof json?.message === 'string' ? json.message : describeError(cause);
-  return new RedgreenError('SANDBOX_FAILED', `docker: ${what}: ${detail}`, undefined, { cause });
+  return new RedgreenError('SANDBOX_FAILED', `${profileOf(docker).backend}: ${what}: ${detail}`, undefined, { cause });
 }
 
 /** Docker's `Env` list from a variable map. */

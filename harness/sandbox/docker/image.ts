@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { OWNER } from './archive.js';
-import { engineFailure, statusOf } from './client.js';
+import { engineFailure, profileOf, statusOf } from './client.js';
 import { LAYOUT_LABEL, LAYOUT_VERSION, VOLUME_MOUNTS } from './config.js';
 import { LABEL, ownerLabels } from './labels.js';
 import { packFiles } from '../core/tar.js';
@@ -51,13 +51,15 @@ export async function ensureImage(docker: Docker, name: string): Promise<ImageIn
 }
 
 async function pull(docker: Docker, name: string): Promise<ImageInfo> {
+  const backend = profileOf(docker).backend;
+  const build = backend === 'docker' ? '' : ` --backend ${backend}`;
   if (isOwnImage(name)) {
     throw new RedgreenError(
       'SANDBOX_FAILED',
-      `the Docker image ${name} does not exist on this engine`,
+      `the image ${name} does not exist on ${profileOf(docker).label}`,
       name === DEFAULT_IMAGE
-        ? 'build it once with `npx redgreen image build` (a minute or two, from Debian packages)'
-        : `build it (\`npx redgreen image build --tag ${name}\`) or set the fixture's "image" to one that exists`,
+        ? `build it once with \`npx redgreen image build${build}\` (a minute or two, from Debian packages)`
+        : `build it (\`npx redgreen image build${build} --tag ${name}\`) or set the fixture's "image" to one that exists`,
     );
   }
   try {

@@ -146,7 +146,7 @@ export class DockerSandbox implements Sandbox {
     } catch (e) {
       // If the engine failed first, the archive must stop reading files (and release them).
       pack.destroy();
-      throw engineFailure(`upload ${hostDir}`, e);
+      throw engineFailure(`upload ${hostDir}`, e, this.deps.docker);
     }
   }
 
@@ -168,7 +168,7 @@ export class DockerSandbox implements Sandbox {
       try {
         await this.c.container.putArchive(archive, { path: root });
       } catch (e) {
-        throw engineFailure(`write ${mine.map((r) => r.f.path).join(', ')}`, e);
+        throw engineFailure(`write ${mine.map((r) => r.f.path).join(', ')}`, e, this.deps.docker);
       }
     }
   }
@@ -178,7 +178,7 @@ export class DockerSandbox implements Sandbox {
     const targets = await Promise.all(paths.map(async (p) => (await this.resolve(p)).target.abs));
     if (!targets.length) return;
     const r = await execSimple(this.deps.docker, this.c.container, ['rm', '-rf', '--', ...targets]).catch((e: unknown) => {
-      throw engineFailure('remove files', e);
+      throw engineFailure('remove files', e, this.deps.docker);
     });
     if (r.exitCode !== 0)
       throw new RedgreenError('SANDBOX_FAILED', `could not remove ${paths.join(', ')}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
@@ -194,7 +194,7 @@ export class DockerSandbox implements Sandbox {
       archive = (await this.c.container.getArchive({ path: target.abs })) as NodeJS.ReadableStream;
     } catch (e) {
       if (statusOf(e) === 404) throw fsError('ENOENT', `no such file in the sandbox: ${p}`);
-      throw engineFailure(`read ${p}`, e);
+      throw engineFailure(`read ${p}`, e, this.deps.docker);
     }
     const content = await readSingleFile(archive);
     if (!content) throw fsError('EISDIR', `not a regular file in the sandbox: ${p}`);
@@ -211,7 +211,7 @@ export class DockerSandbox implements Sandbox {
         const open = () =>
           this.c.container.getArchive({ path: target.abs }).then(
             (s) => s as NodeJS.ReadableStream,
-            (e: unknown) => Promise.reject(engineFailure(`archive ${p}`, e)),
+            (e: unknown) => Promise.reject(engineFailure(`archive ${p}`, e, this.deps.docker)),
           );
         return { rel: target.rel, open };
       }),
@@ -226,7 +226,7 @@ export class DockerSandbox implements Sandbox {
     try {
       await this.c.container.putArchive(checked, { path: WORKDIR });
     } catch (e) {
-      throw engineFailure('extract the setup cache', e);
+      throw engineFailure('extract the setup cache', e, this.deps.docker);
     }
   }
 
