@@ -7,6 +7,7 @@ import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
 import type { PatchInput } from '../pipeline/patch-phase.js';
 import type { PatchProvider, ProviderContext } from '../pipeline/provider.js';
 import { DEFAULT_EXCLUDES } from '../sandbox/core/tree.js';
+import type { ExecResult, Sandbox } from '../sandbox/core/types.js';
 
 export interface CommandAgentOptions {
   timeoutSec: number;
@@ -28,7 +29,7 @@ const MAX_PATCH_BYTES = 64 * 1024 * 1024;
 /**
  * An agent given as a command line. It runs in a sandbox of its own holding the fixture (after
  * setup) with the issue text and a time limit; its patch is the `git diff` of the workspace
- * afterwards, binary files included. Grading then happens in a fresh sandbox, so nothing the
+ * afterwards against the workspace as setup left it, binary files included. Grading then happens in a fresh sandbox, so nothing the
  * agent left behind but its patch can influence the tests.
  */
 export function commandAgent(template: string, options: CommandAgentOptions): PatchProvider {
@@ -44,21 +45,18 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
         const issueFile = `${sandbox.scratchDir}/ISSUE.md`;
         await sandbox.writeFiles([{ path: issueFile, content: await readFile(fixture.issuePath).catch(() => Buffer.from('')) }]);
         const exclude = DEFAULT_EXCLUDES.filter((e) => e !== '.git').join('\n');
-        const init = await runCommand(
+        const before = await commitAll(
           ctx,
-          'agent',
-          'git baseline',
           `git init -q && printf '%s\\n' ${shellQuote(exclude)} >> .git/info/exclude && ${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m baseline && git rev-parse HEAD`,
-          { timeoutMs: 120_000 },
         );
-        if (init.exitCode !== 0)
-          throw new RedgreenError(
-            'SANDBOX_FAILED',
-            `could not record the workspace baseline with git: ${init.stderr.trim().split('\n').at(-1) ?? ''}`,
-          );
-        const baseline = init.stdout.trim();
         const setupFailure = await runSetup(ctx);
-        if (setupFailure) throw new RedgreenError('SANDBOX_FAILED', `agent sandbox: ${setupFailure.reason}`);
+        if (setupFailure)
+          throw new RedgreenError(setupFailure.timedOut ? 'SANDBOX_FAILED' : 'SETUP_FAILED', `agent sandbox: ${setupFailure.reason}`);
+        // What setup wrote (package-lock.json, generated files) is not the agent's change.
+        const afterSetup = await commitAll(
+          ctx,
+          `${GIT} add -A && ${GIT} commit -q --no-verify --allow-empty -m setup && git rev-parse HEAD`,
+        );
         const command = fillTemplate(template, { issue: issueFile, workdir: sandbox.workdir, fixture: fixture.id });
         const run = await runCommand(ctx, 'agent', 'agent', command, {
           timeoutMs: options.timeoutSec * 1000,
@@ -66,14 +64,7 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
           env: { REDGREEN_ISSUE_FILE: issueFile, REDGREEN_WORKDIR: sandbox.workdir, REDGREEN_FIXTURE: fixture.id },
         });
         if (run.aborted) throw new RedgreenError('INTERRUPTED', 'interrupted');
-        const diff = await sandbox.exec(
-          `${GIT} add -A && ${GIT} diff --cached --binary --no-color --no-ext-diff --no-renames ${baseline}`,
-          {
-            timeoutMs: 120_000,
-            maxOutputBytes: MAX_PATCH_BYTES,
-            signal: pc.signal,
-          },
-        );
+        const diff = await agentDiff(sandbox, before, afterSetup, pc.signal);
         if (diff.exitCode !== 0) {
           return {
             source,
@@ -103,4 +94,29 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
       }
     },
   };
+}
+
+/** Commits the whole workspace in the agent's sandbox and returns the commit. */
+async function commitAll(ctx: FixtureContext, script: string): Promise<string> {
+  const r = await runCommand(ctx, 'agent', 'git baseline', script, { timeoutMs: 120_000 });
+  if (r.exitCode !== 0)
+    throw new RedgreenError(
+      'SANDBOX_FAILED',
+      `could not record the workspace baseline with git: ${r.stderr.trim().split('\n').at(-1) ?? ''}`,
+    );
+  return r.stdout.trim();
+}
+
+/**
+ * The files the agent changed since setup, each as a diff from the fixture as uploaded: the patch
+ * applies to the fixture (grading stages it there), and where setup had changed the same file,
+ * the file the agent left is what grading ends up with.
+ */
+async function agentDiff(sandbox: Sandbox, before: string, afterSetup: string, signal: AbortSignal): Promise<ExecResult> {
+  const options = { timeoutMs: 120_000, maxOutputBytes: MAX_PATCH_BYTES, signal };
+  const changed = await sandbox.exec(`${GIT} add -A && ${GIT} diff --cached --name-only -z --no-renames ${afterSetup}`, options);
+  const paths = changed.stdout.split('\0').filter(Boolean);
+  if (changed.exitCode !== 0 || !paths.length) return changed;
+  const diff = ['--literal-pathspecs', 'diff', '--cached', '--binary', '--no-color', '--no-ext-diff', '--no-renames', before, '--'];
+  return sandbox.exec([...GIT.split(' '), ...diff, ...paths], options);
 }

@@ -116,6 +116,23 @@ describe('agent runs: grading people can trust', () => {
     expect(r.patch?.files.sort()).toEqual(['blob.bin', 'calc.py', 'seen-issue.txt']);
   });
 
+  test("an agent's patch is measured against the workspace as setup left it: setup's files are not the agent's", async () => {
+    project = await makeProject({
+      calc: {
+        manifest: { ...PYTEST, tests: TESTS, setup: { commands: ['echo generated > lockfile.txt && echo \"# set up\" >> calc.py'] } },
+        files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
+        oracle: await diffTrees({ 'calc.py': ADD_PY }, { 'calc.py': FIXED }),
+      },
+    });
+    const idle = (await run(project, commandAgent('true', { timeoutSec: 30, network: false }))).byId.calc!;
+    expect(idle.patch).toMatchObject({ files: [] });
+    expect(idle.reason).toContain('empty patch');
+    const fixer = (await run(project, commandAgent("cd {workdir} && sed -i 's/a - b/a + b/' calc.py", { timeoutSec: 30, network: false })))
+      .byId.calc!;
+    expect(fixer.patch?.files).toEqual(['calc.py']);
+    expect(fixer.verdict).toBe('resolved');
+  });
+
   test('an agent command that cannot start, or fails having changed nothing, is agent_error, out of the scored denominator', async () => {
     project = await calcProject();
     const missing = (await run(project, commandAgent('my-agent {issue}', { timeoutSec: 30, network: false }))).byId.calc!;
