@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { countTests, dedupe, firstLines, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
+import { countTests, mergeRepeats, firstLines, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
 
 /** One test binary's run: the lines between `running N tests` and `test result:`. */
 interface Block {
@@ -210,7 +210,7 @@ export function parseCargoOutput(stdout: string, stderr: string): { tests: TestC
   });
   tests.push(...compileErrors(`${stdout}\n${stderr}`));
   const terse = blocks.some((b) => b.summaryPassed > 0 && b.seen === 0);
-  return { tests: dedupe(tests), terse };
+  return { tests: mergeRepeats(tests), terse };
 }
 
 // `cargo test`, maybe after variable assignments (`X=1 cargo test`).

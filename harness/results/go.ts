@@ -1,4 +1,4 @@
-import { countTests, dedupe, firstLines, type PreparedRun, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
+import { countTests, mergeRepeats, firstLines, type PreparedRun, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
 
 interface GoTest {
   status?: TestStatus;
@@ -192,7 +192,7 @@ export function parseGoOutput(stdout: string, stderr: string): { tests: TestCase
   const { events, text } = readGoJson(stdout, pkgs);
   readGoText(text, pkgs);
   const tests = [...pkgs].flatMap(([name, p]) => toCases(name, p, stderr));
-  return { tests: dedupe(tests), json: events > 0 };
+  return { tests: mergeRepeats(tests), json: events > 0 };
 }
 
 // `go test`, maybe after variable assignments (`X=1 go test`).

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseJUnitDocument, toTestCase, type JUnitCase, type JUnitSuite } from './junit.js';
-import { countTests, dedupe, type RunnerAdapter, type TestCase } from './types.js';
+import { countTests, numberRepeats, type RunnerAdapter, type TestCase } from './types.js';
 
 /** `<classname>::<name>`, or the suite path (`outer > inner > name`) when there is no classname. */
 function baseId(c: JUnitCase): string {
@@ -45,11 +45,13 @@ function suiteErrors(suites: JUnitSuite[]): TestCase[] {
 export function parseJUnitReport(xml: string): TestCase[] {
   const { cases, suites } = parseJUnitDocument(xml);
   // Node's reporter names every case's class "test": same-named tests of two describe blocks are
-  // then told apart by their suites. The same id under the same suites is a rerun: the last wins.
+  // then told apart by their suites. The same id under the same suites is numbered, never merged:
+  // `it.each` rows and same-named tests are distinct (a tool that lists a retry as a second case
+  // shows it as `name [2]`).
   const paths = new Map<string, Set<string>>();
   for (const c of cases) (paths.get(baseId(c)) ?? paths.set(baseId(c), new Set()).get(baseId(c))!).add(c.suites.join('\n'));
   const tests = cases.map((c) => toTestCase(c, paths.get(baseId(c))!.size > 1 ? suiteId(c) : baseId(c)));
-  return dedupe([...tests, ...suiteErrors(suites)]);
+  return numberRepeats([...tests, ...suiteErrors(suites)]);
 }
 
 /** For any tool that writes JUnit XML: the manifest's `test.reportPath` is read after the run. */

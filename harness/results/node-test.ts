@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { NODE_REPORTER_SOURCE } from './node-reporter.js';
-import { countTests, dedupe, firstLines, type RunnerAdapter, type TestCase } from './types.js';
+import { countTests, numberRepeats, firstLines, type RunnerAdapter, type TestCase } from './types.js';
 
 interface NodeEvent {
   file: string | null;
@@ -40,7 +40,7 @@ export function parseNodeEvents(jsonl: string, workdir: string): TestCase[] {
       ...(e.message ? { message: firstLines(e.message)! } : {}),
     });
   }
-  return dedupe(tests);
+  return numberRepeats(tests);
 }
 
 export const nodeTestAdapter: RunnerAdapter = {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseJUnit, toTestCase, type JUnitCase } from './junit.js';
-import { countTests, dedupe, type ParseInput, type RunnerAdapter, type TestCase, type TestReport } from './types.js';
+import { countTests, mergeRepeats, type ParseInput, type RunnerAdapter, type TestCase, type TestReport } from './types.js';
 
 /** pytest node id from an xunit1 testcase: `tests/test_a.py::TestK::test_m[param]`. */
 export function pytestId(c: JUnitCase): string {
@@ -27,7 +27,7 @@ function parseStdout(out: string): TestCase[] {
     const status = word === 'PASSED' || word === 'XPASS' ? 'passed' : word === 'FAILED' ? 'failed' : word === 'ERROR' ? 'error' : 'skipped';
     tests.push({ id: m[2]!, status });
   }
-  return dedupe(tests);
+  return mergeRepeats(tests);
 }
 
 export const pytestAdapter: RunnerAdapter = {
@@ -43,7 +43,7 @@ export const pytestAdapter: RunnerAdapter = {
   parse(input: ParseInput): TestReport {
     if (input.report) {
       try {
-        const tests = dedupe(parseJUnit(input.report).map((c) => toTestCase(c, pytestId(c))));
+        const tests = mergeRepeats(parseJUnit(input.report).map((c) => toTestCase(c, pytestId(c))));
         return { source: 'junit', tests, counts: countTests(tests) };
       } catch (e) {
         const tests = parseStdout(input.stdout);

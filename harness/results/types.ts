@@ -73,11 +73,34 @@ export function countTests(tests: readonly TestCase[]): TestCounts {
   return c;
 }
 
-/** Keeps the last status of a repeated id (a rerun plugin) and the order of first appearance. */
-export function dedupe(tests: readonly TestCase[]): TestCase[] {
+const SEVERITY: Record<TestStatus, number> = { skipped: 0, passed: 1, failed: 2, error: 3 };
+
+/**
+ * For runners whose ids are unique by construction (pytest node ids, unittest, go, cargo): an id
+ * seen twice is one test reported per phase or repetition (a pytest teardown error after a pass,
+ * a subtest, `go test -count`), kept once with its worst status so no failure is hidden.
+ */
+export function mergeRepeats(tests: readonly TestCase[]): TestCase[] {
   const byId = new Map<string, TestCase>();
-  for (const t of tests) byId.set(t.id, t);
+  for (const t of tests) {
+    const seen = byId.get(t.id);
+    if (!seen || SEVERITY[t.status] > SEVERITY[seen.status]) byId.set(t.id, t);
+  }
   return [...byId.values()];
+}
+
+/**
+ * For runners where two tests may share a name (node:test, vitest `it.each` with a repeated row,
+ * JUnit XML from any tool): every occurrence is its own test, the second as `name [2]` and so on
+ * in report order, so a failing duplicate stays failed.
+ */
+export function numberRepeats(tests: readonly TestCase[]): TestCase[] {
+  const seen = new Map<string, number>();
+  return tests.map((t) => {
+    const n = (seen.get(t.id) ?? 0) + 1;
+    seen.set(t.id, n);
+    return n === 1 ? t : { ...t, id: `${t.id} [${n}]` };
+  });
 }
 
 export function firstLines(s: string | undefined, n = 6): string | undefined {

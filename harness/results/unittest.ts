@@ -1,4 +1,4 @@
-import { countTests, dedupe, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
+import { countTests, mergeRepeats, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
 
 // `test_x (pkg.mod.Class.test_x) ... ok` (3.11+) or `test_x (pkg.mod.Class) ... ok` (older);
 // a docstring's first line may follow the parenthesis on the next line before " ... ".
@@ -38,7 +38,7 @@ export function parseUnittestVerbose(text: string): TestCase[] {
   for (const m of text.matchAll(/^ERROR: (setUpClass|setUpModule|tearDownClass|tearDownModule) \(([\w.]+)\)/gm)) {
     tests.push({ id: `${m[2]}.${m[1]}`, status: 'error' });
   }
-  return dedupe(tests);
+  return mergeRepeats(tests);
 }
 
 export const unittestAdapter: RunnerAdapter = {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { countTests, dedupe, firstLines, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
+import { countTests, numberRepeats, firstLines, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
 
 interface VitestJson {
   testResults?: {
@@ -48,7 +48,7 @@ export function parseVitestJson(json: string, workdir: string): TestCase[] {
       tests.push({ id: rel, status: 'error', message: message! });
     }
   }
-  return dedupe(tests);
+  return numberRepeats(tests);
 }
 
 export const vitestAdapter: RunnerAdapter = {

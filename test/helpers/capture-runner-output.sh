@@ -183,6 +183,12 @@ describe('suite', () => {
   });
 });
 
+// Two tests with one name: the first fails, the second passes; neither may hide the other.
+test('adds', () => {
+  assert.equal(1 + 1, 3);
+});
+test('adds', () => {});
+
 test('top', async (t) => {
   await t.test('child', () => {});
   await t.test('child fails', () => {
@@ -236,9 +242,11 @@ describe('outer', () => {
       expect({ a: 1 }).toEqual({ a: 2 });
     });
   });
+  // The third row repeats the first one's name: a test of its own (issue: duplicates hid failures).
   test.each([
     [1, 2],
     [2, 5],
+    [1, 3],
   ])('doubles %i', (a, b) => {
     expect(a * 2).toBe(b);
   });

@@ -115,10 +115,13 @@ describe('junit adapter: ids and edge cases', () => {
     expect(parseJUnitReport(xml)).toEqual([{ id: 'Root Suite > cart > adds', status: 'passed' }]);
   });
 
-  it('keeps the last of a rerun test listed twice under the same suite', () => {
+  it('keeps every case of an id listed twice under the same suite, numbered: a failing one is never hidden', () => {
     const xml =
       '<testsuite name="s"><testcase classname="k" name="t"><failure message="first"/></testcase><testcase classname="k" name="t"/></testsuite>';
-    expect(parseJUnitReport(xml)).toEqual([{ id: 'k::t', status: 'passed' }]);
+    expect(parseJUnitReport(xml)).toEqual([
+      { id: 'k::t', status: 'failed', message: 'first' },
+      { id: 'k::t [2]', status: 'passed' },
+    ]);
   });
 
   it('reports a <failure> placed on a suite itself (a hook) as a broken entry', () => {

@@ -59,6 +59,9 @@ describe('node:test adapter', () => {
       'test/x.test.js::suite > todo': 'skipped',
       // node does not count a failing todo test as a failure, nor does the adapter.
       'test/x.test.js::suite > todo that fails': 'skipped',
+      // Two tests named alike are two tests: the failing first one is not hidden by the second.
+      'test/x.test.js::adds': 'failed',
+      'test/x.test.js::adds [2]': 'passed',
       'test/x.test.js::top > child': 'passed',
       'test/x.test.js::top > child fails': 'failed',
       // A test with subtests is a test of its own to node (it counts it in "tests").

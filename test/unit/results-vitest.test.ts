@@ -36,6 +36,8 @@ describe('vitest adapter', () => {
       'src/a.test.ts::outer > inner > deep fails': 'failed',
       'src/a.test.ts::outer > doubles 1': 'passed',
       'src/a.test.ts::outer > doubles 2': 'failed',
+      // An it.each row that repeats a name is a test of its own, numbered in report order.
+      'src/a.test.ts::outer > doubles 1 [2]': 'failed',
       'src/a.test.ts::outer > skipped': 'skipped',
       'src/a.test.ts::outer > later': 'skipped',
       'src/a.test.ts::top level': 'passed',
@@ -45,7 +47,7 @@ describe('vitest adapter', () => {
       'src/hook.test.ts::needs db > reads': 'skipped',
       'src/hook.test.ts': 'error',
     });
-    expect(report.counts).toEqual({ passed: 3, failed: 2, errors: 2, skipped: 3, total: 10 });
+    expect(report.counts).toEqual({ passed: 3, failed: 3, errors: 2, skipped: 3, total: 11 });
   });
 
   it('keeps the first lines of each failure message, and the load error of a file', async () => {
