@@ -19,7 +19,8 @@ export interface LoadedSources {
 const PredictionSchema = z.object({
   instance_id: z.string().min(1),
   model_name_or_path: z.string().min(1).default('model'),
-  model_patch: z.string().nullable().default(''),
+  // Required: a line without it is a broken prediction, not an empty patch (null is SWE-bench's empty one).
+  model_patch: z.string({ error: 'no model_patch: give the patch, or "" for an empty one' }).nullable(),
 });
 
 /**

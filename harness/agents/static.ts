@@ -23,6 +23,7 @@ export const oracleProvider: PatchProvider = {
 export const nopProvider: PatchProvider = {
   kind: 'static',
   subject: 'nop',
+  gradesEmpty: true,
   async patchFor(): Promise<PatchInput> {
     return { source: 'nop', text: '' };
   },
@@ -33,6 +34,7 @@ export function mapProvider(subject: string, patches: ReadonlyMap<string, { sour
   return {
     kind: 'static',
     subject,
+    covers: new Set(patches.keys()),
     async patchFor(fixture): Promise<PatchInput> {
       const p = patches.get(fixture.id);
       return p ? { source: p.source, text: p.text } : { source: subject, text: null, missing: `${subject} has no patch for ${fixture.id}` };

@@ -31,6 +31,8 @@ export interface ExecuteInput {
   discovery?: Discovery;
   /** Appended to the run id, to tell runs of several models apart. */
   label?: string;
+  /** Fixtures of the selection the patch source has no patch for (they are not run). */
+  notSubmitted?: string[];
   /** Continue an interrupted run: its finished fixtures are kept, the others run again. */
   resume?: { runId: string; force: boolean };
 }
@@ -159,6 +161,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     durationMs: finishedAt.getTime() - startedAt.getTime(),
     interrupted,
     unfinished,
+    ...(input.notSubmitted?.length ? { notSubmitted: input.notSubmitted } : {}),
     summary: summarize(results),
     fixtures: results,
   };
@@ -219,7 +222,8 @@ export function printOutcomes(outcomes: readonly ExecuteOutcome[], json: boolean
   }
   for (const o of outcomes) {
     if (outcomes.length > 1) process.stdout.write(`\n== ${o.report.subject} ==\n`);
-    process.stdout.write(`${renderTable(o.report)}\nreport: ${o.reportPath}\ntranscript: ${o.transcriptDir}\n`);
+    const skipped = o.report.notSubmitted?.length ? `not submitted (not run): ${o.report.notSubmitted.join(', ')}\n` : '';
+    process.stdout.write(`${renderTable(o.report)}\n${skipped}report: ${o.reportPath}\ntranscript: ${o.transcriptDir}\n`);
   }
 }
 

@@ -6,6 +6,7 @@ import { RunOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { discoverFixtures } from '../fixtures/load.js';
+import { strictAudit } from '../pipeline/patch-phase.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import { loadResumePoint } from '../transcripts/resume.js';
 import { execute, printOutcomes, worstExitCode, type ExecuteOutcome } from './execute.js';
@@ -16,6 +17,8 @@ export const AgentRunOptionsSchema = RunOptionsSchema.extend({
   agentTimeout: z.coerce.number().positive().max(86_400).default(1800),
   agentNetwork: z.boolean().default(false),
   baseline: z.boolean().default(true),
+  /** Reject (never apply) a patch the audit flags, instead of grading it and marking a pass suspicious. */
+  strict: z.boolean().default(false),
 });
 export type AgentRunOptions = z.infer<typeof AgentRunOptionsSchema>;
 
@@ -38,6 +41,7 @@ export async function run(ids: string[], options: AgentRunOptions): Promise<numb
   } else if (options.agent === 'nop') providers = [nopProvider];
   else if (options.agent === 'oracle') providers = [oracleProvider];
   else providers = [commandAgent(options.agent!, { timeoutSec: options.agentTimeout, network: options.agentNetwork })];
+  if (options.strict) providers = providers.map(strictAudit);
 
   const resume = options.resume ? { runId: options.resume, force: options.force } : undefined;
   if (resume && providers.length > 1) {
@@ -45,12 +49,22 @@ export async function run(ids: string[], options: AgentRunOptions): Promise<numb
     const subject = (await loadResumePoint(resolvePaths(options).transcriptsDir, resume.runId)).state.options.subject;
     providers = providers.filter((p) => p.subject === subject);
   }
+  const selected = [...discovery.broken, ...discovery.fixtures].map((f) => f.id);
   const outcomes: ExecuteOutcome[] = [];
   for (const provider of providers) {
     const label = providers.length > 1 ? provider.subject : undefined;
+    // A patch source grades only what it submitted; the rest is listed, never run as a failure.
+    const covers = provider.covers;
+    const submitted = covers ? selected.filter((id) => covers.has(id)) : ids;
+    const notSubmitted = covers ? selected.filter((id) => !covers.has(id)) : [];
+    if (covers && !submitted.length) {
+      process.stderr.write(`warning: ${provider.subject} has no patch for any selected fixture: nothing to run\n`);
+      continue;
+    }
     const outcome = await execute({
       mode: 'run',
-      ids,
+      ids: submitted,
+      notSubmitted,
       options,
       provider,
       baseline: options.baseline,

@@ -53,6 +53,16 @@ export class Staging {
    * ignored and one line of context (like `patch --fuzz`), and the outcome says so.
    */
   async apply(patchText: string, parsed: ParsedPatch, options: { fuzzy?: boolean } = {}): Promise<ApplyOutcome> {
+    // A run checks the patch here before any sandbox exists, then syncs it after RED: the second
+    // call with the same patch answers from the first (the tree already holds it).
+    const key = `${options.fuzzy ? 'fuzzy' : 'exact'}\0${patchText}`;
+    if (this.applied?.key !== key) this.applied = { key, outcome: this.applyOnce(patchText, parsed, options) };
+    return this.applied.outcome;
+  }
+
+  private applied: { key: string; outcome: Promise<ApplyOutcome> } | null = null;
+
+  private async applyOnce(patchText: string, parsed: ParsedPatch, options: { fuzzy?: boolean }): Promise<ApplyOutcome> {
     const file = path.join(path.dirname(this.dir), 'change.patch');
     await writeFile(file, patchText);
     // --verbose: simple-git waits 50 ms more for a command that printed nothing.

@@ -5,6 +5,7 @@ import { Staging } from '../patch/apply.js';
 import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
 import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
+import { refuseBeforeRun } from '../scoring/refusal.js';
 import { scoreSelfcheck } from '../scoring/selfcheck.js';
 import type { FixtureContext } from './context.js';
 import { runSetup } from './setup.js';
@@ -75,25 +76,38 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
       patch = inspected.summary;
       if (input.agentError) graded = { verdict: 'agent_error', reason: input.agentError };
       else if (input.timedOut) graded = { verdict: 'timeout', reason: input.missing ?? 'the agent hit its time limit' };
-      else if (mode === 'run' && inspected.summary.status === 'unsafe') {
-        // Refused before any sandbox exists: nothing of it is ever written anywhere.
-        emit({
-          type: 'patch',
-          source: patch.source,
-          sha256: patch.sha256,
-          text: inspected.text,
-          status: 'unsafe',
-          reason: patch.reason ?? '',
-          files: patch.files,
-          tampered: [],
-        });
-        graded = scoreAgent(fixture.manifest.tests, patch, null);
-      } else {
-        sandbox = await timer.run('create', () =>
-          o.backend.create({ runId: o.runId, fixtureId: fixture.id, ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}) }),
-        );
-        const out = await score(o, timer, sandbox, inspected, (s) => (staging = s));
-        ({ red, green, patch, graded } = out);
+      else {
+        // Run mode: a patch that is missing, unsafe, empty or does not apply to the fixture (tried
+        // on the staging copy) gets its verdict before any sandbox, setup or RED run.
+        if (mode === 'run' && inspected.parsed) {
+          staging = Staging.create(fixture.dir, FIXTURE_META_FILES);
+          patch = await timer.run('patch', () => stagedOutcome(inspected, staging!));
+        }
+        const refused = mode === 'run' ? refuseBeforeRun(fixture.manifest.tests, patch, { gradeEmpty: !!o.provider.gradesEmpty }) : null;
+        if (refused) {
+          // Nothing of a refused patch is ever written anywhere; the transcript still shows it.
+          emit({
+            type: 'patch',
+            source: patch.source,
+            sha256: patch.sha256,
+            text: inspected.text,
+            status: patch.status,
+            ...(patch.reason ? { reason: patch.reason } : {}),
+            files: patch.files,
+            tampered: [],
+          });
+          graded = refused;
+        } else {
+          sandbox = await timer.run('create', () =>
+            o.backend.create({
+              runId: o.runId,
+              fixtureId: fixture.id,
+              ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}),
+            }),
+          );
+          const out = await score(o, timer, sandbox, inspected, staging, (s) => (staging = s));
+          ({ red, green, patch, graded } = out);
+        }
       }
     }
   } catch (e) {
@@ -132,6 +146,13 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   };
 }
 
+/** The inspected patch as the staging copy takes it: applied (kept there for the sync after RED) or why not. */
+async function stagedOutcome(inspected: InspectedPatch, staging: Promise<Staging>): Promise<PatchSummary> {
+  const outcome = await (await staging).apply(inspected.text!, inspected.parsed!, { fuzzy: true });
+  if (outcome.status === 'applied') return inspected.summary;
+  return { ...inspected.summary, status: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}) };
+}
+
 /** Reasons a fixture cannot be graded at all, found without running anything. */
 async function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): Promise<string | null> {
   const issue = await issueProblem(fixture);
@@ -149,6 +170,7 @@ async function score(
   timer: PhaseTimer,
   sb: Sandbox,
   inspected: InspectedPatch,
+  staged: Promise<Staging> | null,
   keepStaging: (s: Promise<Staging>) => void,
 ): Promise<Scored> {
   const { fixture, emit } = o;
@@ -160,9 +182,9 @@ async function score(
   const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null };
   const stats = await timer.run('upload', () => sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES }));
   emit({ type: 'upload', ...stats });
-  // The staging copy for the patch is made while setup and RED run.
-  const staging = inspected.parsed ? Staging.create(fixture.dir, FIXTURE_META_FILES) : null;
-  if (staging) {
+  // The staging copy for the patch is made while setup and RED run (a run made it already).
+  const staging = staged ?? (inspected.parsed ? Staging.create(fixture.dir, FIXTURE_META_FILES) : null);
+  if (staging && !staged) {
     staging.catch(() => undefined);
     keepStaging(staging);
   }

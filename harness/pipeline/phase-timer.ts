@@ -20,9 +20,11 @@ export class PhaseTimer {
     try {
       return await fn();
     } finally {
-      this.timings[name] = Math.round((performance.now() - s) * 10) / 10;
-      this.spans.push({ phase: name, startMs: Math.round(s - this.clock0), durationMs: this.timings[name]! });
-      this.emit({ type: 'phase', phase: name, status: 'end', durationMs: this.timings[name] });
+      const durationMs = Math.round((performance.now() - s) * 10) / 10;
+      // A phase may run twice (the patch: checked before the sandbox, synced after RED): timings add up.
+      this.timings[name] = Math.round(((this.timings[name] ?? 0) + durationMs) * 10) / 10;
+      this.spans.push({ phase: name, startMs: Math.round(s - this.clock0), durationMs });
+      this.emit({ type: 'phase', phase: name, status: 'end', durationMs });
     }
   }
 }

@@ -20,5 +20,9 @@ export interface PatchProvider {
   readonly kind: 'static' | 'agent';
   /** Names what is graded: "oracle", "nop", a model name, an agent command. */
   readonly subject: string;
+  /** An empty patch is run anyway: it is what is measured (`nop`: the fixtures stay RED). */
+  readonly gradesEmpty?: boolean;
+  /** Patch sources: the fixtures it has a patch for; the others are not submitted and not run. */
+  readonly covers?: ReadonlySet<string>;
   patchFor(fixture: Fixture, ctx: ProviderContext): Promise<PatchInput>;
 }

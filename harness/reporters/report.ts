@@ -40,6 +40,8 @@ export const ReportSchema = z.object({
   durationMs: z.number(),
   interrupted: z.boolean(),
   unfinished: z.array(z.string()),
+  /** Fixtures the patch source has no patch for: not run, and in no denominator. */
+  notSubmitted: z.array(z.string()).optional(),
   summary: SummarySchema,
   fixtures: z.array(FixtureResultSchema),
 });

@@ -31,7 +31,7 @@ describe('redgreen run', () => {
     ]);
   });
 
-  test('--patches predictions.jsonl: one run per model, bad lines named with their number, the rest graded', async () => {
+  test('--patches predictions.jsonl: one run per model, bad lines named with their number, the rest graded, the unsubmitted listed', async () => {
     const d = await out();
     const { root, oraclesDir } = await bundled();
     const oracle = readFileSync(path.join(oraclesDir, 'bug02_off_by_one.patch'), 'utf8');
@@ -43,17 +43,27 @@ describe('redgreen run', () => {
         JSON.stringify({ instance_id: 'bug02_off_by_one', model_name_or_path: 'lazy-model', model_patch: '' }),
         'this line is not json',
         JSON.stringify({ instance_id: 'bug99_nowhere', model_name_or_path: 'good-model', model_patch: oracle }),
+        JSON.stringify({ instance_id: 'js_cart_total', model_name_or_path: 'good-model' }),
       ].join('\n'),
     );
-    const r = await runCli(['run', 'bug02_off_by_one', '--patches', preds, '--json', ...where(d)], { cwd: root });
+    const r = await runCli(['run', 'bug02_off_by_one', 'js_cart_total', '--patches', preds, '--json', ...where(d)], { cwd: root });
     expect(r.stderr).toContain('warning: preds.jsonl:3: not valid JSON');
     expect(r.stderr).toContain('warning: preds.jsonl:4: unknown fixture "bug99_nowhere"');
+    // A line without model_patch is a broken line, not an empty patch.
+    expect(r.stderr).toContain('warning: preds.jsonl:5: model_patch: no model_patch: give the patch, or "" for an empty one');
     const { runs } = JSON.parse(r.stdout) as { runs: unknown[] };
     const reports = runs.map((x) => ReportSchema.parse(x));
     expect(reports.map((x) => [x.subject, x.fixtures[0]!.verdict])).toEqual([
       ['good-model', 'resolved'],
       ['lazy-model', 'unresolved'],
     ]);
+    // js_cart_total has no usable prediction from either model: listed, never run as a failure.
+    expect(reports.map((x) => [x.notSubmitted, x.fixtures.length])).toEqual([
+      [['js_cart_total'], 1],
+      [['js_cart_total'], 1],
+    ]);
+    // The empty patch is graded without a sandbox: nothing ran.
+    expect(reports[1]!.fixtures[0]).toMatchObject({ sandboxId: null, red: null });
     expect(r.code).toBe(1);
   });
 

@@ -74,6 +74,27 @@ describe('agent runs: grading people can trust', () => {
     }
   });
 
+  test('a patch that is missing, not a diff, empty or does not apply is graded before any sandbox, setup or RED run', async () => {
+    project = await calcProject();
+    const stale = await diffTrees({ 'calc.py': 'def add(a, b):\n    return a * b\n' }, { 'calc.py': FIXED });
+    const patches = new Map([['calc', { source: 'stale', text: stale }]]);
+    const cases: [string, Parameters<typeof run>[1], string, RegExp][] = [
+      ['does not apply', mapProvider('m', patches), 'patch_error', /^failed: .*\(refused before any sandbox\)$/s],
+      ['missing', mapProvider('m', new Map()), 'patch_error', /^missing: m has no patch for calc/],
+      ['not a diff', mapProvider('m', new Map([['calc', { source: 'x', text: 'I fixed it.\n' }]])), 'patch_error', /^not a diff: /],
+      ['empty', mapProvider('m', new Map([['calc', { source: 'x', text: '' }]])), 'unresolved', /^empty patch: nothing changed/],
+    ];
+    for (const [what, provider, verdict, reason] of cases) {
+      const r = await run(project, provider);
+      const res = r.byId.calc!;
+      expect({ what, verdict: res.verdict, sandboxId: res.sandboxId, red: res.red }).toEqual({ what, verdict, sandboxId: null, red: null });
+      expect(res.reason).toMatch(reason);
+      expect(Object.keys(res.timings).filter((p) => p !== 'patch')).toEqual([]);
+    }
+    // `nop` is the exception: its empty patch is what is measured, so it runs.
+    expect((await run(project, nopProvider)).byId.calc!.sandboxId).not.toBeNull();
+  });
+
   test('a fixture whose failToPass tests already pass is invalid_fixture, not a free point', async () => {
     project = await makeProject({
       free: { manifest: { ...PYTEST, tests: TESTS }, files: { 'calc.py': FIXED, 'test_calc.py': ADD_TEST }, oracle: '' },

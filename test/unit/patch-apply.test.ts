@@ -96,9 +96,18 @@ describe('Staging', () => {
   it('reports a patch that is already applied', async () => {
     const fx = await fixture();
     const text = await patchFor(fx, fixCalc);
+    await fixCalc(fx);
     const s = await staging(fx);
-    await s.apply(text, parsePatch(text));
     await expect(s.apply(text, parsePatch(text))).resolves.toEqual({ status: 'already_applied', reason: 'the patch is already applied' });
+  });
+
+  it('answers the same patch a second time from the first (a run checks it before the sandbox, syncs it after RED)', async () => {
+    const fx = await fixture();
+    const text = await patchFor(fx, fixCalc);
+    const s = await staging(fx);
+    await expect(s.apply(text, parsePatch(text), { fuzzy: true })).resolves.toEqual({ status: 'applied' });
+    await expect(s.apply(text, parsePatch(text), { fuzzy: true })).resolves.toEqual({ status: 'applied' });
+    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toBe('def div(a, b):\n    return a / b\n');
   });
 
   it("fails with git's reason when the context does not match", async () => {
