@@ -71,3 +71,18 @@ export function describeError(e: unknown): string {
 export function tailOf(text: string, lines = 3): string {
   return text.trim().split('\n').slice(-lines).join(' ⏎ ').slice(-400);
 }
+
+/**
+ * JSON.parse's complaint about `text` with the place as line:column, which an editor can jump to
+ * (V8 on Node 20 gives only a character offset).
+ */
+export function jsonProblem(text: string, e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const m = /^(.*?)(?: in JSON)? at position (\d+)(?: \(line \d+ column \d+\))?$/s.exec(message);
+  const at = m ? Number(m[2]) : /^Unexpected end of JSON input/.test(message) ? text.length : null;
+  if (at === null) return message;
+  const before = text.slice(0, at);
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `${m ? m[1] : 'unexpected end of the text'} at line ${line}, column ${column}`;
+}

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { RedgreenError } from '../errors.js';
+import { jsonProblem, RedgreenError } from '../errors.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import { mapProvider } from './static.js';
 
@@ -41,7 +41,7 @@ export async function loadPredictions(file: string, knownIds: ReadonlySet<string
     try {
       (JSON.parse(text) as unknown[]).forEach((value, i) => entries.push({ line: i + 1, value }));
     } catch (e) {
-      throw new RedgreenError('USAGE', `${name}: not valid JSON (${(e as Error).message})`);
+      throw new RedgreenError('USAGE', `${name}: not valid JSON (${jsonProblem(text, e)})`);
     }
   } else {
     lines.forEach((raw, i) => {
@@ -49,7 +49,10 @@ export async function loadPredictions(file: string, knownIds: ReadonlySet<string
       try {
         entries.push({ line: i + 1, value: JSON.parse(raw) });
       } catch (e) {
-        problems.push({ where: `${name}:${i + 1}`, message: `not valid JSON (${(e as Error).message})` });
+        problems.push({
+          where: `${name}:${i + 1}`,
+          message: `not valid JSON (${jsonProblem(raw, e).replace(/ at line 1, column/, ' at column')})`,
+        });
       }
     });
   }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
-import { describeError, RedgreenError } from '../errors.js';
+import { describeError, jsonProblem, RedgreenError } from '../errors.js';
 import { renderHtml, type HtmlRun } from '../reporters/html.js';
 import { loadExtras } from '../reporters/html-transcript.js';
 import { renderJunit } from '../reporters/junit-xml.js';
@@ -63,7 +63,7 @@ export async function loadReport(ref: string, dirs: { reportsDir: string; transc
   try {
     json = JSON.parse(text) as { schema?: unknown };
   } catch (e) {
-    throw new RedgreenError('REPORT_INVALID', `${file}: not valid JSON (${(e as Error).message})`);
+    throw new RedgreenError('REPORT_INVALID', `${file}: not valid JSON (${jsonProblem(text, e)})`);
   }
   if (json?.schema !== REPORT_SCHEMA) {
     throw new RedgreenError(

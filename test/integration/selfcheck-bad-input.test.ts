@@ -27,7 +27,7 @@ describe('selfcheck: each bad input has its defined outcome', () => {
         oracle: await diffTrees({ 'calc.py': ADD_PY }, FIX),
       },
       typo: { manifest: { ...PYTEST, test: { command: 'pytest', timeoutSec: 'soon' } }, files: {} },
-      nojson: { manifest: {}, rawManifest: '{ "id": "nojson", ', files: {} },
+      nojson: { manifest: {}, rawManifest: '{\n  "id": "nojson",\n  title: "x"\n}\n', files: {} },
     });
     const { byId } = await selfcheckProject(project);
     expect(byId.good!.verdict).toBe('valid');
@@ -35,7 +35,8 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     expect(byId.typo!.reason).toContain(path.join('typo', 'fixture.json'));
     expect(byId.typo!.reason).toContain('field "test.timeoutSec"');
     expect(byId.nojson!.verdict).toBe('invalid_fixture');
-    expect(byId.nojson!.reason).toContain('not valid JSON');
+    // Where an editor can jump to: line and column, not a character offset.
+    expect(byId.nojson!.reason).toMatch(/not valid JSON \(Expected double-quoted property name at line 3, column 3\)/);
   });
 
   test('a fixture whose tree cannot be uploaded (a symlink out of it) is invalid_fixture; the others still run', async () => {
