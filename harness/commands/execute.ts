@@ -1,3 +1,4 @@
+import { shellQuote } from '../agents/command.js';
 import { discoverFixtures, type Discovery, type Fixture } from '../fixtures/load.js';
 import { harnessVersion, newRunId, resolvePaths } from '../config/paths.js';
 import type { RunOptions } from './options.js';
@@ -167,7 +168,20 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   };
   const reportPath = await writeReport(paths.reportsDir, report);
   await writeRunReports(reportPath, report, writer.dir);
+  if (interrupted) process.stderr.write(resumeHint(runId, unfinished.length));
   return { report, reportPath, transcriptDir: writer.dir, exitCode: exitCodeFor(results, interrupted), fixtures: discovery.fixtures };
+}
+
+/** After Ctrl-C: the command that continues this run (the same command line, with --resume). */
+function resumeHint(runId: string, left: number): string {
+  const args: string[] = [];
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--resume') i++;
+    else if (!argv[i]!.startsWith('--resume=')) args.push(argv[i]!);
+  }
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : shellQuote(a));
+  return `interrupted: ${left} fixture(s) unfinished; to finish the run:\n  redgreen ${[...args, '--resume', runId].map(quote).join(' ')}\n`;
 }
 
 /** The fixtures of a discovery that a run is made of (all of them when no ids are named). */

@@ -151,6 +151,10 @@ describe('redgreen CLI', () => {
     const report = ReportSchema.parse(JSON.parse(readFileSync(path.join(root, 'reports', runs[0]!, 'report.json'), 'utf8')));
     expect(report.interrupted).toBe(true);
     expect(report.unfinished).toEqual(['hang']);
+    // It says how to finish the run.
+    expect(r.stderr).toContain(
+      `interrupted: 1 fixture(s) unfinished; to finish the run:\n  redgreen selfcheck --concurrency 2 --resume ${runs[0]}\n`,
+    );
     expect(readdirSync(os.tmpdir()).filter((d) => d.startsWith('redgreen-hang-'))).toEqual([]);
   });
 });
