@@ -1,0 +1,47 @@
+import { symlink, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { scaffoldFixture } from '../../harness/fixtures/scaffold.js';
+import { runCli } from '../helpers/cli.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
+import { spawnSync } from 'node:child_process';
+
+const tempDir = useTempDirs('rg-doctor-');
+const which = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim();
+
+describe('redgreen doctor', () => {
+  test('names each tool the fixtures here need, marks what is missing with how to get it, and exits 1 for a needed one', async () => {
+    const root = await tempDir();
+    const dirs = { fixturesDir: path.join(root, 'fixtures'), oraclesDir: path.join(root, 'oracles') };
+    await scaffoldFixture({ id: 'py_bug', runner: 'pytest', ...dirs });
+    await scaffoldFixture({ id: 'go_bug', runner: 'go', ...dirs });
+    // A PATH with git only: python3 and go are missing, as on a machine without them.
+    const bin = path.join(root, 'bin');
+    await mkdir(bin);
+    await symlink(which('git'), path.join(bin, 'git'));
+    const r = await runCli(['doctor', '--json'], { cwd: root, env: { PATH: bin } });
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as {
+      tools: { name: string; ok: boolean; fix?: string; neededBy?: string[] }[];
+      backends: { name: string; ok: boolean }[];
+      missing: string[];
+    };
+    const tool = (n: string) => out.tools.find((t) => t.name === n)!;
+    expect(tool('git')).toMatchObject({ ok: true, neededBy: ['go_bug', 'py_bug'] });
+    expect(tool('python3 + pytest')).toMatchObject({ ok: false, neededBy: ['py_bug'], fix: expect.stringContaining('python3-pytest') });
+    expect(tool('go')).toMatchObject({ ok: false, neededBy: ['go_bug'], fix: expect.stringContaining('golang-go') });
+    // Missing but needed by no fixture here: listed, not counted.
+    expect(tool('cargo')).toMatchObject({ ok: false });
+    expect(tool('cargo').neededBy).toBeUndefined();
+    expect(out.missing.sort()).toEqual(['go', 'python3 + pytest']);
+    expect(out.backends.map((b) => b.name)).toEqual(['local', 'bwrap', 'docker', 'podman', 'e2b']);
+    expect(out.backends[0]).toMatchObject({ name: 'local', ok: true });
+  });
+
+  test('on this machine with its tools, the bundled fixtures have what they need', async () => {
+    const r = await runCli(['doctor']);
+    expect(r.stdout).toContain('everything the fixtures here need is present');
+    expect(r.stdout).toMatch(/✔ python3 \+ pytest +pytest \d/);
+    expect(r.code).toBe(0);
+  });
+});
