@@ -37,8 +37,15 @@ export type SelfcheckOptions = z.infer<typeof SelfcheckOptionsSchema>;
 export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   const r = schema.safeParse(raw);
   if (r.success) return r.data;
-  const lines = r.error.issues.map(
-    (i) => `--${i.path.map((p) => String(p).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)).join('.')}: ${i.message}`,
-  );
+  // In the user's words: the flag and the value they typed, never a schema path like `--format.0`.
+  const given = (raw ?? {}) as Record<string, unknown>;
+  const lines = r.error.issues.map((i) => {
+    const key = String(i.path[0] ?? '');
+    const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    const value = given[key];
+    const scalar = typeof value === 'string' || typeof value === 'number';
+    const shown = scalar && !i.message.includes(String(value)) ? ` ${JSON.stringify(String(value))}` : '';
+    return `${flag}${shown}: ${i.message}`;
+  });
   throw new RedgreenError('USAGE', `invalid option${lines.length > 1 ? 's' : ''}:\n  ${lines.join('\n  ')}`);
 }
