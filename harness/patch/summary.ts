@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AuditFindingSchema } from './audit.js';
 
 /** What happened to a patch, as a report records it. */
 export const PatchSummarySchema = z.object({
@@ -11,5 +12,7 @@ export const PatchSummarySchema = z.object({
   tampered: z.array(z.string()).default([]),
   /** Applied only by the fuzzy fallback (reduced context, whitespace ignored). */
   fuzzy: z.boolean().default(false),
+  /** Added lines that reach into test-framework internals (harness/patch/audit.ts): a pass it gets is suspicious (absent: none). */
+  audit: z.array(AuditFindingSchema).optional(),
 });
 export type PatchSummary = z.infer<typeof PatchSummarySchema>;

@@ -2,12 +2,14 @@ import { createHash } from 'node:crypto';
 import { isRedgreenError } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { Staging } from '../patch/apply.js';
+import { auditPatch, describeAudit } from '../patch/audit.js';
 import { guardPatch } from '../patch/guard.js';
 import { parsePatch, touchedPaths, type ParsedPatch } from '../patch/parse.js';
 import { protectedMatcher } from '../patch/protect.js';
 import { syncPatch } from '../patch/sync.js';
 import { adapterFor } from '../results/index.js';
 import type { FixtureContext } from './context.js';
+import type { PatchProvider } from './provider.js';
 import type { PatchSummary } from './result.js';
 
 /** A patch as a source gives it: its text, or why there is none. */
@@ -20,6 +22,8 @@ export interface PatchInput {
   timedOut?: boolean;
   /** The agent command failed (could not start, or exited non-zero) having changed nothing. */
   agentError?: string;
+  /** `run --strict`: a patch the audit flags is rejected (never applied), not only marked suspicious. */
+  strict?: boolean;
 }
 
 export interface InspectedPatch {
@@ -48,12 +52,29 @@ export async function inspectPatch(input: PatchInput, fixture: Fixture, options:
   try {
     const parsed = parsePatch(input.text);
     await guardPatch(parsed, fixture.dir);
-    return { summary: { ...base, sha256: hash, status: 'none', files: touchedPaths(parsed) }, parsed, text: input.text };
+    const audit = auditPatch(input.text, parsed, protectedMatcher(protectedGlobs(fixture)));
+    const summary: PatchSummary = {
+      ...base,
+      sha256: hash,
+      status: 'none',
+      files: touchedPaths(parsed),
+      ...(audit.length ? { audit } : {}),
+    };
+    if (input.strict && audit.length) {
+      const reason = `it reaches into test-framework internals (refused by --strict): ${describeAudit(audit)}`;
+      return { summary: { ...summary, status: 'unsafe', reason }, parsed: null, text: input.text };
+    }
+    return { summary, parsed, text: input.text };
   } catch (e) {
     if (!isRedgreenError(e)) throw e;
     const status = e.code === 'PATCH_UNSAFE' ? 'unsafe' : e.code === 'PATCH_EMPTY' ? 'empty' : 'not_a_diff';
     return { summary: { ...base, sha256: hash, status, reason: e.message }, parsed: null, text: input.text };
   }
+}
+
+/** The same patch source (providers are plain objects), with every patch it gives audited under `run --strict`. */
+export function strictAudit(provider: PatchProvider): PatchProvider {
+  return { ...provider, patchFor: async (fixture, ctx) => ({ ...(await provider.patchFor(fixture, ctx)), strict: true }) };
 }
 
 /** Protected globs: the manifest's plus the runner's own test infrastructure. */

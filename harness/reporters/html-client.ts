@@ -79,8 +79,12 @@ export const CLIENT_SCRIPT = String.raw`(() => {
     const p = f.patch;
     const line = h('p', {}, 'status ', h('b', {}, p.status), p.fuzzy ? ' (fuzzy)' : '', ' · from ' + p.source, p.files.length ? ' · files ' + p.files.join(', ') : '',
       p.reason ? h('span', { class: 'warn' }, ' · ' + p.reason) : null, p.tampered.length ? h('span', { class: 'warn' }, ' · protected files kept: ' + p.tampered.join(', ')) : null);
+    const audit = p.audit && p.audit.length
+      ? h('ul', { class: 'audit warn' }, h('b', {}, 'reaches into test-framework internals:'),
+          p.audit.map((a) => h('li', {}, h('code', {}, a.file + ':' + a.line), ' [' + a.rule + '] ', h('code', {}, a.text))))
+      : null;
     const text = p.text === undefined ? muted(run.transcript ? 'patch text not recorded' : 'transcript not found: the patch text is not included') : p.text.trim() ? diff(p.text) : muted('empty patch');
-    return [line, text];
+    return [line, audit, text];
   }
 
   function body(i) {

@@ -24,6 +24,8 @@ pre { margin: 4px 0; padding: 8px; background: var(--panel); border: 1px solid v
 .v { display: inline-block; padding: 0 7px; margin-right: 3px; border-radius: 10px; font-size: 12px; line-height: 18px; background: #fbe9e9; color: var(--bad); border: 1px solid #f1c4c4; white-space: nowrap; }
 .v.ok { background: #e6f4ea; color: var(--ok); border-color: #b7dfc1; }
 .v-infra_error, .v-invalid_fixture { background: #fff4d6; color: var(--warn); border-color: #f0dba0; }
+.v-suspicious { background: #fff4d6; color: var(--warn); border-color: #f0dba0; font-weight: 600; }
+.audit { margin: 4px 0; padding-left: 18px; }
 .v-flaky, .v-timeout { background: #f3e8fd; color: #6f3fb0; border-color: #dcc6f5; }
 .v.absent { background: none; border-color: transparent; color: var(--muted); }
 .tools { margin: 6px 0; display: flex; gap: 12px; align-items: center; flex-wrap: wrap; }

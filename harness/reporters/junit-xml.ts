@@ -1,4 +1,5 @@
 import type { FixtureResult, TestPhase } from '../pipeline/result.js';
+import { auditLines } from '../scoring/suspicion.js';
 import { EXPECTED, NOT_SCORED } from '../scoring/verdicts.js';
 import type { Report } from './report.js';
 
@@ -67,6 +68,7 @@ function details(f: FixtureResult): string {
     `${f.verdict}: ${f.reason}`,
     ...(graded.length ? [graded.join(', ')] : []),
     ...patch,
+    ...auditLines(f.patch).map((l) => `audit: ${l}`),
     ...phaseLines('RED', f.red),
     ...phaseLines('GREEN', f.green),
   ].join('\n');

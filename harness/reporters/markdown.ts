@@ -1,5 +1,6 @@
 import type { FixtureResult } from '../pipeline/result.js';
 import { EXPECTED, type Verdict } from '../scoring/verdicts.js';
+import { auditedFixtures } from './audit.js';
 import { verdictCounts, type Report } from './report.js';
 
 /**
@@ -62,6 +63,19 @@ function runSection(r: Report, level: string, maxRows: number, withAll: boolean)
       ...table(
         ['fixture', 'verdict', 'reason'],
         missed.map((f) => [`\`${cell(f.fixtureId)}\``, `\`${f.verdict}\``, cell(f.reason)]),
+        maxRows,
+      ),
+    );
+  }
+  const audited = auditedFixtures(r.fixtures);
+  if (audited.length) {
+    out.push(
+      '',
+      `${level}# Patches that reach into test-framework internals (${audited.length})`,
+      '',
+      ...table(
+        ['fixture', 'verdict', 'added line'],
+        audited.flatMap((a) => a.lines.map((l) => [`\`${cell(a.fixtureId)}\``, `\`${a.verdict}\``, cell(l)])),
         maxRows,
       ),
     );

@@ -1,4 +1,5 @@
 import Table from 'cli-table3';
+import { auditedFixtures } from './audit.js';
 import { verdictCounts, type Report } from './report.js';
 
 const counts = (p: { counts: { passed: number; failed: number; errors: number } } | null) =>
@@ -28,6 +29,9 @@ export function renderTable(report: Report): string {
         .map(([v, n]) => `${v} ${n}`)
         .join(', ')})`,
   ];
+  for (const a of auditedFixtures(report.fixtures)) {
+    lines.push(`${a.verdict} ${a.fixtureId}: the patch reaches into test-framework internals:`, ...a.lines.map((l) => `  ${l}`));
+  }
   if (report.interrupted) lines.push(`interrupted: ${report.unfinished.length} fixture(s) did not finish: ${report.unfinished.join(', ')}`);
   return lines.join('\n');
 }

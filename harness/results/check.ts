@@ -10,9 +10,11 @@ export interface PhaseCheck {
 
 /**
  * Cross-checks a runner's report with its exit code: a non-zero exit with no failure parsed is
- * not a pass, and a suite that ran no test is not a pass either.
+ * not a pass, and a suite that ran no test is not a pass either. `disagreements` are where a
+ * second signal (results/signals.ts) contradicts the report: such a phase is broken whatever its
+ * tests say, so a pass it shows is never taken at face value.
  */
-export function checkPhase(report: TestReport, exitCode: number, timedOut: boolean): PhaseCheck {
+export function checkPhase(report: TestReport, exitCode: number, timedOut: boolean, disagreements: readonly string[] = []): PhaseCheck {
   if (timedOut) return { state: 'timeout', problems: ['the test command timed out'] };
   const problems: string[] = [];
   if (report.note) problems.push(report.note);
@@ -21,6 +23,7 @@ export function checkPhase(report: TestReport, exitCode: number, timedOut: boole
     problems.push(`the suite ran no test (exit code ${exitCode})`);
     return { state: 'broken', problems };
   }
+  if (disagreements.length) return { state: 'broken', problems: [...problems, ...disagreements] };
   if (failed + errors > 0) {
     if (exitCode === 0) problems.push('the report has failures but the command exited 0');
     return { state: 'fail', problems };

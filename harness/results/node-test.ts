@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { NODE_REPORTER_SOURCE } from './node-reporter.js';
+import { NODE_REPORTER_SOURCE, ownLines } from './node-reporter.js';
 import { countTests, numberRepeats, firstLines, type RunnerAdapter, type TestCase } from './types.js';
 
 interface NodeEvent {
@@ -14,8 +14,8 @@ interface NodeEvent {
 /** `test/cart.test.js::suite > test`: the file relative to the workspace, then the describe path. */
 export function parseNodeEvents(jsonl: string, workdir: string): TestCase[] {
   const tests: TestCase[] = [];
-  for (const line of jsonl.split('\n')) {
-    if (!line.trim()) continue;
+  // Only the harness reporter's lines: a test process may write into the file too.
+  for (const line of ownLines(jsonl).lines) {
     let e: NodeEvent;
     try {
       e = JSON.parse(line) as NodeEvent;

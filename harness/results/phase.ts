@@ -25,6 +25,8 @@ export const TestPhaseSchema = z.object({
   counts: CountsSchema,
   tests: z.array(TestCaseSchema),
   problems: z.array(z.string()),
+  /** A sandbox limit the test command ran into (out of memory, disk full …), named with its size. */
+  limit: z.object({ kind: z.enum(['memory', 'disk', 'file-size', 'pids']), message: z.string() }).optional(),
   /** Test ids whose status differed between repetitions. */
   flaky: z.array(z.string()).default([]),
   runs: z.number().default(1),

@@ -1,6 +1,15 @@
 import path from 'node:path';
 import { parseJUnit, toTestCase, type JUnitCase } from './junit.js';
-import { countTests, mergeRepeats, type ParseInput, type RunnerAdapter, type TestCase, type TestReport } from './types.js';
+import { PYTEST_PLUGIN_MODULE, PYTEST_PLUGIN_SOURCE } from './pytest-plugin.js';
+import {
+  countTests,
+  mergeRepeats,
+  type ParseInput,
+  type PreparedRun,
+  type RunnerAdapter,
+  type TestCase,
+  type TestReport,
+} from './types.js';
 
 /** pytest node id from an xunit1 testcase: `tests/test_a.py::TestK::test_m[param]`. */
 export function pytestId(c: JUnitCase): string {
@@ -33,12 +42,22 @@ function parseStdout(out: string): TestCase[] {
 export const pytestAdapter: RunnerAdapter = {
   runner: 'pytest',
   infrastructure: ['conftest.py', 'pytest.ini', 'tox.ini', 'setup.cfg', 'pyproject.toml', 'sitecustomize.py', 'usercustomize.py', '*.pth'],
-  prepare(ctx) {
+  prepare(ctx): PreparedRun {
     const reportFile = `${ctx.scratchDir}/pytest-junit.xml`;
     // PYTEST_ADDOPTS reaches pytest whatever the command looks like (`cd x && pytest`, `make test`).
-    const ours = `--junitxml=${reportFile} -o junit_family=xunit1 -p no:cacheprovider`;
+    // The harness's plugin (a second signal) is imported from the scratch folder; a command that
+    // sets PYTHONPATH itself would hide it and fail, so it goes without.
+    const plugin = !/\bPYTHONPATH=/.test(ctx.command);
+    const ours = `--junitxml=${reportFile} -o junit_family=xunit1 -p no:cacheprovider${plugin ? ` -p ${PYTEST_PLUGIN_MODULE}` : ''}`;
     const addopts = ctx.env.PYTEST_ADDOPTS ? `${ctx.env.PYTEST_ADDOPTS} ${ours}` : ours;
-    return { command: ctx.command, env: { PYTEST_ADDOPTS: addopts }, reportFile };
+    if (!plugin) return { command: ctx.command, env: { PYTEST_ADDOPTS: addopts }, reportFile };
+    const pythonPath = ctx.env.PYTHONPATH ? `${ctx.scratchDir}:${ctx.env.PYTHONPATH}` : ctx.scratchDir;
+    return {
+      command: ctx.command,
+      env: { PYTEST_ADDOPTS: addopts, PYTHONPATH: pythonPath },
+      reportFile,
+      files: [{ path: `${ctx.scratchDir}/${PYTEST_PLUGIN_MODULE}.py`, content: PYTEST_PLUGIN_SOURCE }],
+    };
   },
   parse(input: ParseInput): TestReport {
     if (input.report) {

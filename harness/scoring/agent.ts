@@ -2,6 +2,7 @@ import type { Manifest } from '../fixtures/manifest.js';
 import type { PatchSummary } from '../patch/summary.js';
 import type { TestPhase } from '../results/phase.js';
 import { statusIn } from './observe.js';
+import { doubtsAbout } from './suspicion.js';
 import { neverReported } from './unreported.js';
 import type { AgentVerdict } from './verdicts.js';
 
@@ -52,13 +53,20 @@ export function scoreAgent(tests: Manifest['tests'], patch: PatchSummary, green:
   const fuzzyNote = patch.fuzzy ? ' — applied with a fuzzy fallback' : '';
   const counts = `failToPass ${failToPass.passed}/${failToPass.total}, passToPass ${passToPass.passed}/${passToPass.total}`;
   if (!f2pFailing.length && !p2pFailing.length) {
+    // A pass the audit or a second signal doubts is never a clean resolved (--strict rejects what the audit flags).
+    const doubts = doubtsAbout(patch, green);
+    if (doubts.length) {
+      const reason = `${counts}, but ${doubts.join('; ')}${flakyNote}${tamperNote}${fuzzyNote}`;
+      return { verdict: 'suspicious', reason, failToPass, passToPass, flakyDependence };
+    }
     return { verdict: 'resolved', reason: `${counts}${flakyNote}${tamperNote}${fuzzyNote}`, failToPass, passToPass, flakyDependence };
   }
   const failing = [...f2pFailing, ...p2pFailing];
   const empty = patch.files.length === 0 ? 'empty patch; ' : '';
+  const auditNote = patch.audit?.length ? ` — the patch reaches into test-framework internals (${patch.audit.length} line(s))` : '';
   return {
     verdict: 'unresolved',
-    reason: `${empty}${counts}; failing: ${list(failing)}${flakyNote}${tamperNote}${fuzzyNote}`,
+    reason: `${empty}${counts}; failing: ${list(failing)}${green.limit ? ` — ${green.limit.message}` : ''}${flakyNote}${tamperNote}${fuzzyNote}${auditNote}`,
     failToPass,
     passToPass,
     flakyDependence,

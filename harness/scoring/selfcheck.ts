@@ -1,4 +1,5 @@
 import type { Manifest } from '../fixtures/manifest.js';
+import { describeAudit } from '../patch/audit.js';
 import type { PatchSummary } from '../patch/summary.js';
 import type { TestPhase } from '../results/phase.js';
 import { observeTransitions, statusIn } from './observe.js';
@@ -35,7 +36,9 @@ export function scoreSelfcheck(tests: Manifest['tests'], red: TestPhase, patch: 
     const bad = green.tests.filter((t) => t.status === 'failed' || t.status === 'error').map((t) => t.id);
     return {
       verdict: 'not_green',
-      reason: bad.length ? `still failing after the oracle: ${list(bad)}` : `the GREEN run is not a pass: ${green.problems.join('; ')}`,
+      reason: bad.length
+        ? `still failing after the oracle: ${list(bad)}${green.limit ? ` — ${green.limit.message}` : ''}`
+        : `the GREEN run is not a pass: ${green.problems.join('; ')}`,
     };
   }
   const unreported = neverReported([...tests.failToPass, ...tests.passToPass], red, green);
@@ -48,8 +51,10 @@ export function scoreSelfcheck(tests: Manifest['tests'], red: TestPhase, patch: 
   const observed = observeTransitions(red, green);
   if (!observed.failToPass.length) return { verdict: 'not_red', reason: 'no test goes from failing to passing' };
   const tampered = patch.tampered.length ? ` (the oracle edits protected files, not applied: ${list(patch.tampered)})` : '';
+  // The author's own oracle is trusted, but a reviewer should still see what an agent would be flagged for.
+  const audit = patch.audit?.length ? ` (the oracle reaches into test-framework internals: ${describeAudit(patch.audit)})` : '';
   return {
     verdict: 'valid',
-    reason: `${observed.failToPass.length} fail→pass, ${observed.passToPass.length} pass→pass${tampered}`,
+    reason: `${observed.failToPass.length} fail→pass, ${observed.passToPass.length} pass→pass${tampered}${audit}`,
   };
 }

@@ -14,6 +14,9 @@ export const SELFCHECK_VERDICTS = [
 export const AGENT_VERDICTS = [
   'resolved',
   'unresolved',
+  // The declared tests pass, but the patch reaches into test-framework internals or the run's
+  // signals disagree: not counted as resolved until a person has looked (`run --strict` rejects).
+  'suspicious',
   'patch_error',
   'rejected',
   'timeout',

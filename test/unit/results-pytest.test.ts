@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseJUnit } from '../../harness/results/junit.js';
+import { PYTEST_PLUGIN_MODULE, PYTEST_PLUGIN_SOURCE } from '../../harness/results/pytest-plugin.js';
 import { pytestAdapter, pytestId } from '../../harness/results/pytest.js';
 import type { ParseInput } from '../../harness/results/types.js';
 
@@ -20,11 +21,29 @@ async function input(dir: string, withReport = true): Promise<ParseInput> {
 const statuses = (tests: { id: string; status: string }[]) => Object.fromEntries(tests.map((t) => [t.id, t.status]));
 
 describe('pytest adapter', () => {
-  it('asks pytest for xunit1 JUnit XML in the scratch folder, keeping the user PYTEST_ADDOPTS', () => {
-    const p = pytestAdapter.prepare({ command: 'python3 -m pytest -q', workdir: '/w', scratchDir: '/s', env: { PYTEST_ADDOPTS: '-x' } });
+  it('asks pytest for xunit1 JUnit XML in the scratch folder, keeping the user PYTEST_ADDOPTS and PYTHONPATH, with its plugin', () => {
+    const p = pytestAdapter.prepare({
+      command: 'python3 -m pytest -q',
+      workdir: '/w',
+      scratchDir: '/s',
+      env: { PYTEST_ADDOPTS: '-x', PYTHONPATH: 'src' },
+    });
     expect(p).toEqual({
       command: 'python3 -m pytest -q',
-      env: { PYTEST_ADDOPTS: '-x --junitxml=/s/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider' },
+      env: {
+        PYTEST_ADDOPTS: `-x --junitxml=/s/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider -p ${PYTEST_PLUGIN_MODULE}`,
+        PYTHONPATH: '/s:src',
+      },
+      reportFile: '/s/pytest-junit.xml',
+      files: [{ path: `/s/${PYTEST_PLUGIN_MODULE}.py`, content: PYTEST_PLUGIN_SOURCE }],
+    });
+  });
+
+  it('goes without its plugin when the command sets PYTHONPATH itself (it would hide the plugin and fail)', () => {
+    const p = pytestAdapter.prepare({ command: 'PYTHONPATH=lib pytest', workdir: '/w', scratchDir: '/s', env: {} });
+    expect(p).toEqual({
+      command: 'PYTHONPATH=lib pytest',
+      env: { PYTEST_ADDOPTS: '--junitxml=/s/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider' },
       reportFile: '/s/pytest-junit.xml',
     });
   });

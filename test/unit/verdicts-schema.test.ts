@@ -44,6 +44,7 @@ describe('the verdict taxonomy', () => {
       'invalid_fixture',
       'resolved',
       'unresolved',
+      'suspicious',
       'rejected',
       'agent_error',
     ]);
