@@ -2,6 +2,7 @@ import { RedgreenError, tailOf } from '../errors.js';
 import { checkPhase } from '../results/check.js';
 import { adapterFor } from '../results/index.js';
 import { missingRunnerTool } from '../results/missing-tool.js';
+import { secondSignal } from '../results/signals.js';
 import type { TestCase } from '../results/types.js';
 import { runCommand, type FixtureContext } from './context.js';
 import type { TestPhase } from './result.js';
@@ -39,21 +40,18 @@ export async function runTests(ctx: FixtureContext, phase: 'red' | 'green', repe
           () => null,
         )
       : null;
-    const parsed = adapter.parse({
-      report,
-      stdout: exec.stdout,
-      stderr: exec.stderr,
-      exitCode: exec.exitCode,
-      workdir: ctx.sandbox.workdir,
-    });
-    const check = checkPhase(parsed, exec.exitCode, exec.timedOut);
+    const parseInput = { report, stdout: exec.stdout, stderr: exec.stderr, exitCode: exec.exitCode, workdir: ctx.sandbox.workdir };
+    const parsed = adapter.parse(parseInput);
+    const check = checkPhase(parsed, exec.exitCode, exec.timedOut, secondSignal(manifest.runner, prepared, parseInput, parsed));
+    // First: a runner killed at a limit leaves no report, and "no JUnit XML" alone would not say why.
+    if (exec.limit) check.problems.unshift(exec.limit.message);
     if (check.state === 'broken' && parsed.counts.total === 0) {
       const tool = missingRunnerTool(manifest.runner, exec.stderr, exec.exitCode);
       if (tool) {
         throw new RedgreenError(
           'TOOL_MISSING',
           `${tool} is not installed where the tests run (exit ${exec.exitCode}): ${tailOf(exec.stderr)}`,
-          `install it where the ${ctx.sandbox.backend} backend runs tests (on this machine, or in its image)`,
+          `install it where the ${ctx.sandbox.backend} backend runs tests (on this machine, or in its image); \`redgreen doctor\` lists what is missing and how to get it`,
         );
       }
       // The command itself could not run (a typo, a missing script): say what it printed.
@@ -75,6 +73,7 @@ export async function runTests(ctx: FixtureContext, phase: 'red' | 'green', repe
       counts: parsed.counts,
       tests: parsed.tests,
       problems: check.problems,
+      ...(exec.limit ? { limit: exec.limit } : {}),
       flaky: [],
       runs: 1,
     });

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts a private Docker engine for redgreen's tests and CI, unless one already answers on the
-# socket. Nothing else on the machine is touched: its own socket, pid file, exec root and data
-# root, no iptables rules and no default bridge (sandboxes run with network "none"; setup
-# phases that opt into network use "host" when no bridge exists).
+# socket: its own socket, pid file, exec root and data root, and no default bridge (sandboxes
+# run with network "none"). Setup phases that opt into network get redgreen's own bridge network,
+# "redgreen", created on first use; the engine keeps its iptables NAT so that bridge reaches the
+# outside (a package registry), while the host's loopback stays out of reach.
 #
 #   eval "$(bash test/helpers/docker-start.sh)"   # prints `export DOCKER_HOST=…`
 #   bash test/helpers/docker-stop.sh              # stops it again (only if this script started it)
@@ -24,7 +25,7 @@ command -v dockerd >/dev/null || { echo "dockerd not found: apt-get install -y d
 mkdir -p "$DATA" "$EXEC_ROOT"
 # setsid: the engine must not die with the shell that started it (CI steps are separate shells).
 setsid dockerd --host "$DOCKER_HOST" --pidfile "$PIDFILE" --exec-root "$EXEC_ROOT" \
-  --data-root "$DATA" --iptables=false --ip-masq=false --bridge=none \
+  --data-root "$DATA" --bridge=none \
   </dev/null >"$LOG" 2>&1 &
 pid=$!
 

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import os from 'node:os';
 import tar from 'tar-stream';
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
@@ -14,7 +15,7 @@ if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backe
 /** Docker-only promises: what the engine is told (labels, limits, isolation), and what is left afterwards. */
 describe.skipIf(unavailable)('docker backend', () => {
   const docker = dockerClient();
-  const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-test', setupNetwork: 'host' }));
+  const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-test' }));
   let sb: Sandbox;
 
   beforeEach(async () => {
@@ -72,11 +73,15 @@ describe.skipIf(unavailable)('docker backend', () => {
     expect(volumes.map((v) => v.Name).filter((n) => n.startsWith(sb.id))).toEqual([]);
   });
 
-  test('a command that opts into network runs beside the sandbox on the same workspace; the sandbox stays offline', async () => {
+  // A listener on one of the host's own non-loopback addresses: a bridge reaches it (the host's loopback, never).
+  const outside = Object.values(os.networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  test.skipIf(!outside)('a command with network runs beside the sandbox on the same workspace; the sandbox stays offline', async () => {
     const server = net.createServer((s) => s.end('hello'));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => server.listen(0, outside, r));
     const port = (server.address() as net.AddressInfo).port;
-    const probe = `python3 -c "import socket; s = socket.create_connection(('127.0.0.1', ${port}), 2); print(s.recv(5).decode())"`;
+    const probe = `python3 -c "import socket; s = socket.create_connection(('${outside}', ${port}), 2); print(s.recv(5).decode())"`;
     try {
       const online = await sb.exec(`${probe} > got.txt; echo "$HOME" > home.txt`, { network: true });
       expect(online.exitCode).toBe(0);

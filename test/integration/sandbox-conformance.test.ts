@@ -10,6 +10,50 @@ import type { Sandbox, SandboxBackend } from '../../harness/sandbox/core/types.j
 import { backendCases } from '../helpers/backends.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
+/**
+ * `bomb.py <n> <token>`: four detached holders fork n processes between them (each `sleep
+ * <token>`) until the sandbox refuses a fork; the command says `full` (a fork was refused) or
+ * `started` (all n run) and exits. Its exit frees a pid, which the holders, woken by it, take
+ * back at once, retrying as a fork bomb does (a bounded number of times): whatever the command's
+ * wrapper tries to fork then is refused.
+ */
+const FORK_BOMB = `import os, sys, time
+n, token, holders = int(sys.argv[1]), sys.argv[2], 4
+report_r, report_w = os.pipe()
+exit_r, exit_w = os.pipe()
+
+def fill(held, budget):
+    refused = 0
+    while held < n // holders and refused < budget:
+        try:
+            pid = os.fork()
+        except OSError:
+            refused += 1
+            continue
+        if pid == 0:
+            os.execv('/bin/sleep', ['sleep', token])
+        held += 1
+    return held, refused
+
+for _ in range(holders):
+    if os.fork() == 0:
+        os.setsid()
+        os.close(exit_w)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        held, refused = fill(0, 1)
+        os.write(report_w, b'F' if refused else b'S')
+        os.read(exit_r, 1)
+        fill(held, 20000)
+        time.sleep(600)
+        os._exit(0)
+got = b''
+while len(got) < holders:
+    got += os.read(report_r, holders)
+print('full' if b'F' in got else 'started')
+`;
+
 describe.each(await backendCases())('sandbox conformance: $name', ({ make, isolating }) => {
   let backend: SandboxBackend;
   let sb: Sandbox;
@@ -102,6 +146,26 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
     expect(processesWith(t)).toEqual([]);
   });
 
+  test('a fork bomb a command leaves at the pids limit is gone before the next command, which runs normally', async () => {
+    const t = uniqueSleep();
+    await sb.writeFiles([
+      { path: 'bomb.py', content: FORK_BOMB },
+      { path: 'kept.txt', content: 'kept' },
+    ]);
+    // More processes than the test backends' pids limits (512 for containers, 1024 for bwrap's cgroup):
+    // the bomb fills the sandbox and keeps retrying; where nothing limits it, it stops at its count.
+    const left = await sb.exec(['python3', 'bomb.py', '1100', t], { timeoutMs: 60_000 });
+    expect(left.timedOut).toBe(false);
+    expect(left.exitCode).toBe(0);
+    expect(left.stdout).toMatch(/^(full|started)\n$/);
+    expect(processesWith(t)).toEqual([]);
+    const next = await sb.exec(
+      "echo $(cat kept.txt) && python3 -c \"import subprocess; print(subprocess.run(['echo', 'forked'], capture_output=True, text=True).stdout.strip())\"",
+    );
+    expect(next.stdout).toBe('kept\nforked\n');
+    expect(next.exitCode).toBe(0);
+  });
+
   test('an abort signal stops the command and its children', async () => {
     const t = uniqueSleep();
     const ac = new AbortController();
@@ -190,6 +254,37 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
         }
       });
 
+      test('with network a command still never reaches the host loopback', async () => {
+        const server = await listen('127.0.0.1');
+        try {
+          const r = await sb.exec(connectProbe('127.0.0.1', server.port), { network: true });
+          expect(r.stdout).not.toContain('connected');
+          expect(r.exitCode).not.toBe(0);
+          const host = await new LocalBackend().create({ runId: 'conformance', fixtureId: 'control' });
+          extra.push(host);
+          expect((await host.exec(connectProbe('127.0.0.1', server.port))).stdout).toBe('connected\n');
+        } finally {
+          server.close();
+        }
+      });
+
+      // The outside this machine offers: a listener on one of the host's own non-loopback addresses.
+      test.skipIf(!OUTSIDE)(
+        `with network a command reaches the outside (${OUTSIDE ?? 'no non-loopback address here'}); without, it does not`,
+        async () => {
+          const server = await listen(OUTSIDE!);
+          try {
+            const probe = connectProbe(OUTSIDE!, server.port);
+            expect((await sb.exec(probe, { network: true })).stdout).toBe('connected\n');
+            const offline = await sb.exec(probe);
+            expect(offline.stdout).not.toContain('connected');
+            expect(offline.exitCode).not.toBe(0);
+          } finally {
+            server.close();
+          }
+        },
+      );
+
       test('no write to the host outside the workspace, no read of the host home or the harness', async () => {
         const secret = path.join(os.homedir(), `.redgreen-conformance-secret-${process.pid}`);
         await writeFile(secret, 'do not read');
@@ -208,9 +303,39 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
         }
       });
 
+      test('what a command leaves with a cleared environment (no marker to find it by) is gone too, a fork bomb included', async () => {
+        const t = uniqueSleep();
+        await sb.writeFiles([{ path: 'bomb.py', content: FORK_BOMB }]);
+        // `subprocess.run(..., env={})` in a test does the same: nothing marks these processes as the command's.
+        const left = await sb.exec(['env', '-i', '/usr/bin/python3', 'bomb.py', '1100', t], { timeoutMs: 60_000 });
+        expect(left.exitCode).toBe(0);
+        expect(processesWith(t)).toEqual([]);
+        const next = await sb.exec('x=$(echo forked) && echo $x');
+        expect(next.stdout).toBe('forked\n');
+      });
+
       test('no capabilities inside', async () => {
         const r = await sb.exec(['sh', '-c', 'grep CapEff /proc/self/status']);
         expect(r.stdout.trim()).toBe('CapEff:\t0000000000000000');
       });
     });
 });
+
+/** A first IPv4 address of this host that is not loopback, if it has one. */
+const OUTSIDE = Object.values(os.networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+
+/** A TCP server on `host`, an ephemeral port, that greets and hangs up. */
+async function listen(host: string): Promise<{ port: number; close: () => void }> {
+  const server = net.createServer((c) => {
+    c.on('error', () => undefined); // the probe hangs up without reading
+    c.end('hello');
+  });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
+}
+
+function connectProbe(host: string, port: number): string {
+  return `python3 -c "import socket; socket.create_connection(('${host}', ${port}), 2); print('connected')"`;
+}

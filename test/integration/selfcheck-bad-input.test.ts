@@ -96,6 +96,7 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     expect(byId.nopytest!.verdict).toBe('infra_error');
     expect(byId.nopytest!.reason).toMatch(/^red: pytest is not installed where the tests run \(exit 1\): .*No module named pytest/);
     expect(byId.nopytest!.error?.code).toBe('TOOL_MISSING');
+    expect(byId.nopytest!.reason).toContain('`redgreen doctor` lists what is missing');
     expect(byId.nopytest!.attempts).toBe(1);
     expect(byId.typo!.verdict).toBe('not_red');
     expect(byId.typo!.reason).toMatch(/stderr: .*pytst: not found/);

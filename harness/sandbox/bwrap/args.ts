@@ -72,10 +72,13 @@ export interface BwrapArgsInput {
   network: boolean;
   /** A shared download cache, bound read-write only for setup (network) commands. */
   cacheHost?: string;
+  /** With network: the resolv.conf naming the user-mode network's DNS forwarder, over the host's. */
+  resolvConfHost?: string;
 }
 
 /**
- * bubblewrap's argv: every namespace unshared (no network unless asked), a read-only and minimal
+ * bubblewrap's argv: every namespace unshared (with network, the user-mode namespace the command was
+ * started in is shared: see user-net.ts), a read-only and minimal
  * host (system folders, selected /etc, runtime roots — never the host's home), a private
  * workspace, scratch, HOME and /tmp, a cleared environment, no capabilities, a new session, and
  * death with the harness.
@@ -90,6 +93,7 @@ export function bwrapArgs(i: BwrapArgsInput): string[] {
     else a.push('--ro-bind', s, s);
   }
   for (const e of ETC) if (existsSync(`/etc/${e}`)) a.push('--ro-bind', `/etc/${e}`, `/etc/${e}`);
+  if (i.network && i.resolvConfHost) a.push('--ro-bind', i.resolvConfHost, '/etc/resolv.conf');
   for (const r of i.host.runtimeRoots) a.push('--ro-bind', r, r);
   a.push('--proc', '/proc', '--dev', '/dev');
   a.push('--bind', i.tmpHost, '/tmp', '--bind', i.homeHost, BWRAP_HOME);

@@ -6,13 +6,15 @@ import { execa } from 'execa';
 import { PACKAGE_ROOT } from '../../config/paths.js';
 import { RedgreenError } from '../../errors.js';
 import { BWRAP_CACHE, BWRAP_HOME, BWRAP_SCRATCH, BWRAP_WORKSPACE, bwrapArgs, detectRuntimeRoots, type BwrapHost } from './args.js';
-import { DEFAULT_LIMITS, MIB } from '../core/limits.js';
+import { DEFAULT_LIMITS, limitHit, MIB, SIGXFSZ_EXIT, type LimitHit } from '../core/limits.js';
+import { isFull, mountSizeLimit, unmountSizeLimit } from '../host/disk-limit.js';
 import { SandboxCgroup, type Limits } from '../host/cgroup.js';
 import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from '../host/files.js';
 import { MARKER_VAR } from '../core/kill-script.js';
 import { HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
+import { UserNet } from './user-net.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
 export interface BwrapBackendOptions {
@@ -63,13 +65,16 @@ export class BwrapBackend implements SandboxBackend {
     await this.probe();
     const safeId = spec.fixtureId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
     const root = await mkdtemp(path.join(this.options.baseDir ?? os.tmpdir(), `redgreen-bwrap-${safeId}-`));
+    let sized = false;
     try {
+      sized = (await mountSizeLimit(root, this.limits.diskMb)).ok;
       await Promise.all(['workspace', 'scratch', 'home', 'tmp'].map((d) => mkdir(path.join(root, d))));
       const id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
       await writeOwner(root, id, spec.runId);
       const cgroup = await SandboxCgroup.create(`redgreen-${id}`, this.limits);
-      return new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options);
+      return new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized);
     } catch (e) {
+      if (sized) await unmountSizeLimit(root);
       await rm(root, { recursive: true, force: true });
       throw e;
     }
@@ -79,6 +84,8 @@ export class BwrapBackend implements SandboxBackend {
 class BwrapSandbox extends HostSandbox {
   readonly backend = 'bwrap';
   private readonly env: Record<string, string>;
+  /** User-mode networks of commands still running: destroy closes any an exec could not. */
+  private readonly nets = new Set<UserNet>();
 
   constructor(
     id: string,
@@ -87,6 +94,8 @@ class BwrapSandbox extends HostSandbox {
     private readonly limits: Limits,
     private readonly cgroup: SandboxCgroup | null,
     private readonly options: BwrapBackendOptions,
+    /** Whether the sandbox folder is a tmpfs of the disk limit (host/disk-limit.ts). */
+    private readonly sized: boolean,
   ) {
     const h = (d: string) => path.join(root, d);
     const mounts = [
@@ -128,6 +137,8 @@ class BwrapSandbox extends HostSandbox {
       [MARKER_VAR]: this.id,
     };
     const h = (d: string) => path.join(this.root, d);
+    // Opened last before the command; if anything in between threw, destroy() would still close it.
+    const net = options.network ? await this.openNet() : undefined;
     const inner = [
       'bwrap',
       ...bwrapArgs({
@@ -140,17 +151,57 @@ class BwrapSandbox extends HostSandbox {
         env,
         network: Boolean(options.network),
         ...(cache ? { cacheHost: cache } : {}),
+        ...(net ? { resolvConfHost: net.resolvConf } : {}),
       }),
       '--',
       ...argv,
     ];
-    const limited = ['prlimit', `--fsize=${this.limits.fileSizeMb * MIB}`, '--', ...inner];
+    const limited = ['prlimit', `--fsize=${this.limits.fileSizeMb * MIB}`, '--', ...(net?.enter() ?? []), ...inner];
     // The shell joins the sandbox's cgroup before exec'ing bubblewrap: every descendant is in it.
     const [file, ...args] = this.cgroup ? ['/bin/sh', '-c', `${this.cgroup.joinScript()} && exec "$@"`, 'sh', ...limited] : limited;
-    return this.run(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' }, options);
+    try {
+      const before = await this.cgroup?.counters();
+      const r = await this.run(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' }, options);
+      const limit = r.exitCode === 0 || r.aborted ? undefined : await this.limitHit(r, before);
+      return limit ? { ...r, limit } : r;
+    } finally {
+      if (net) await this.closeNet(net);
+    }
+  }
+
+  /** A network of its own for one command (never the host's namespace), owned by this sandbox until closed. */
+  private async openNet(): Promise<UserNet> {
+    const net = await UserNet.open(this.root);
+    this.nets.add(net);
+    try {
+      this.assertAlive();
+    } catch (e) {
+      // Destroyed while the network came up: release() has run, so it is closed here.
+      await this.closeNet(net);
+      throw e;
+    }
+    return net;
+  }
+
+  private async closeNet(net: UserNet): Promise<void> {
+    await net.close();
+    this.nets.delete(net);
+  }
+
+  /** Which limit a failed command ran into: the cgroup's counters, SIGXFSZ, a full sandbox folder. */
+  private async limitHit(r: ExecResult, before?: { oomKills: number; pidsMax: number }): Promise<LimitHit | undefined> {
+    const after = await this.cgroup?.counters();
+    if (before && after && after.oomKills > before.oomKills) return limitHit.memory(this.limits.memoryMb * MIB);
+    if (r.exitCode === SIGXFSZ_EXIT) return limitHit.fileSize(this.limits.fileSizeMb * MIB);
+    if (this.sized && (await isFull(this.root)))
+      return limitHit.disk('the sandbox (workspace, HOME, scratch and /tmp)', this.limits.diskMb * MIB);
+    if (before && after && after.pidsMax > before.pidsMax) return limitHit.pids(this.limits.pids);
+    return undefined;
   }
 
   protected override async release(): Promise<void> {
+    await Promise.all([...this.nets].map((n) => n.close()));
     await this.cgroup?.remove();
+    if (this.sized) await unmountSizeLimit(this.root);
   }
 }

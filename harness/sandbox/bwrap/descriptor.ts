@@ -6,7 +6,8 @@ const INSTALL = 'install bubblewrap (apt-get install -y bubblewrap) on a kernel 
 
 export const bwrapBackend = defineBackend({
   name: 'bwrap',
-  summary: 'bubblewrap namespaces per command: no network, a read-only minimal host, cgroup limits',
+  summary:
+    'bubblewrap namespaces per command: no network (a command that opts in: slirp4netns, never the host loopback), a read-only minimal host, cgroup limits',
   isolating: true,
   remote: false,
   autoRank: 1,
@@ -20,7 +21,11 @@ export const bwrapBackend = defineBackend({
   },
   async probe(_options, ctx) {
     const { BwrapBackend } = await import('./backend.js');
-    return probeBy(() => new BwrapBackend({ passEnv: ctx.passEnv, cacheDir: ctx.cacheDir }).probe(), INSTALL);
+    const probe = await probeBy(() => new BwrapBackend({ passEnv: ctx.passEnv, cacheDir: ctx.cacheDir }).probe(), INSTALL);
+    // The sandbox size limit is a tmpfs mount (host/disk-limit.ts): say what a user without root gets.
+    return probe.ok && process.getuid?.() !== 0
+      ? { ok: true, detail: 'no workspace size limit without root (a single file is still capped by RLIMIT_FSIZE)' }
+      : probe;
   },
   gc: (request) => gcHost(request, 'bwrap'),
 });

@@ -1,3 +1,5 @@
+import type { LimitHit } from './limits.js';
+
 /**
  * The one Sandbox contract every backend implements (local, bwrap, docker, e2b).
  * Paths given to file methods are relative to the workspace unless absolute; a backend refuses
@@ -44,6 +46,11 @@ export interface ExecResult {
   aborted: boolean;
   truncated: boolean;
   durationMs: number;
+  /**
+   * A sandbox limit the command ran into (out of memory, disk full, file too big, no more
+   * processes), where the backend can tell: bwrap and Docker/Podman can, local and E2B cannot.
+   */
+  limit?: LimitHit;
 }
 
 export interface FileToWrite {

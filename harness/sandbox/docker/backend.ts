@@ -3,7 +3,18 @@ import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { hostCaBundles, type CaBundles } from './ca.js';
 import { dockerClient, engineFailure, pingEngine, profileOf } from './client.js';
-import { containerOptions, dockerLimits, HOME_DIR, objectName, SCRATCH_DIR, volumeNames, WORKDIR, type DockerLimits } from './config.js';
+import {
+  containerOptions,
+  dockerLimits,
+  HOME_DIR,
+  KEEPER,
+  objectName,
+  SCRATCH_DIR,
+  volumeDriverOpts,
+  volumeNames,
+  WORKDIR,
+  type DockerLimits,
+} from './config.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
 import { LABEL, ownerLabels, type Role } from './labels.js';
@@ -25,7 +36,7 @@ export interface DockerBackendOptions {
   /** Containers of the default image kept started and ready (`--pool N`). */
   pool?: number;
   limits?: Partial<DockerLimits>;
-  /** Network of commands that opt into it (default: `bridge` when the engine has one, else `host`). */
+  /** Network of commands that opt into it (default: `bridge` when the engine has one, else redgreen's own bridge; never `host`: network.ts). */
   setupNetwork?: string;
   /** Another engine speaking the Docker API (Podman): its client, made by engineClient, and the backend's name. */
   docker?: Docker;
@@ -34,9 +45,6 @@ export interface DockerBackendOptions {
 
 /** Host variables that mean the same inside a container; paths (PATH, CA bundles, PYENV_ROOT) do not. */
 const CONTAINER_HOST_VARS = ['TZ', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'];
-
-/** Keeps the container up under its init; `sleep` with a plain number works in coreutils and busybox. */
-const KEEPER = ['sleep', '2147483647'];
 
 /**
  * The Docker backend: a fresh container per sandbox (network none, no capabilities, read-only
@@ -58,6 +66,8 @@ export class DockerBackend implements SandboxBackend {
   private network?: Promise<string>;
   private ca?: Promise<CaBundles>;
   private readonly images = new Map<string, Promise<ImageInfo>>();
+  /** Whether this engine limits volume size (see createVolumes). */
+  sizedVolumes = true;
 
   constructor(private readonly options: DockerBackendOptions = {}) {
     this.name = options.name ?? 'docker';
@@ -158,7 +168,7 @@ export class DockerBackend implements SandboxBackend {
     const ca = await (this.ca ??= hostCaBundles(process.env));
     let container: Docker.Container | undefined;
     try {
-      await Promise.all(volumeNames(name).map((Name) => this.docker.createVolume({ Name, Labels: labels })));
+      await this.createVolumes(name, labels);
       container = await this.docker.createContainer(containerOptions({ ...plan, name, network: 'none', cmd: KEEPER, user: '0:0' }));
       await container.start();
       // After start: the volumes are filled from the image (owner included) only while still empty.
@@ -175,6 +185,30 @@ export class DockerBackend implements SandboxBackend {
       });
       throw engineFailure(`create sandbox ${name}`, e, this.docker);
     }
+  }
+
+  /**
+   * The sandbox's volumes, each a tmpfs of the disk limit. An engine that refuses a size on a
+   * tmpfs volume (Podman before 4.4 takes it for a project quota) gets plain ones: the disk
+   * limit is then not enforced there, and `sizedVolumes` says so.
+   */
+  private async createVolumes(name: string, labels: Record<string, string>): Promise<void> {
+    const create = (sized: boolean) =>
+      Promise.all(
+        volumeNames(name).map((Name) =>
+          this.docker.createVolume({ Name, Labels: labels, ...(sized ? { DriverOpts: volumeDriverOpts(this.limits) } : {}) }),
+        ),
+      );
+    if (this.sizedVolumes) {
+      try {
+        await create(true);
+        return;
+      } catch (e) {
+        if (!/size.*not supported/i.test(engineFailure('create volume', e, this.docker).message)) throw e;
+        this.sizedVolumes = false;
+      }
+    }
+    await create(false);
   }
 
   /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */

@@ -5,11 +5,15 @@ import { MIB, type SandboxLimits } from '../core/limits.js';
  * Where things are inside a Docker sandbox — the same paths as the bubblewrap backend's, so
  * outputs and transcripts read the same. The workspace, the scratch folder and HOME are volumes
  * of their own: the archive API can write into volumes (not into tmpfs mounts), and a setup
- * container that opted into network mounts the same ones. /tmp is a tmpfs; the root is read-only.
+ * container that opted into network mounts the same ones. Each volume is a size-limited tmpfs
+ * (the local driver's only size limit that works on every engine and filesystem), so a sandbox
+ * cannot fill the engine's disk. /tmp is a tmpfs; the root is read-only.
  */
 export const WORKDIR = '/workspace';
 export const SCRATCH_DIR = '/redgreen';
 export const HOME_DIR = '/home/sandbox';
+/** Keeps a sandbox's container up under its init; `sleep` with a plain number works in coreutils and busybox. */
+export const KEEPER = ['sleep', '2147483647'];
 /** Mount point → volume-name suffix. */
 export const VOLUME_MOUNTS = [
   [WORKDIR, 'ws'],
@@ -35,11 +39,31 @@ export interface DockerLimits {
   pids: number;
   /** Size of the /tmp tmpfs, in bytes (counts against memory). */
   tmpBytes: number;
+  /** Size of each volume (workspace, scratch, HOME), in bytes (tmpfs: counts against memory). */
+  diskBytes: number;
+  /** Largest file a process may write, in bytes (RLIMIT_FSIZE). */
+  fileSizeBytes: number;
 }
 
 /** The shared limits (core/limits.ts) in the units the Engine API takes. */
 export function dockerLimits(l: SandboxLimits): DockerLimits {
-  return { memoryBytes: l.memoryMb * MIB, cpus: l.cpus, pids: l.pids, tmpBytes: l.tmpMb * MIB };
+  return {
+    memoryBytes: l.memoryMb * MIB,
+    cpus: l.cpus,
+    pids: l.pids,
+    tmpBytes: l.tmpMb * MIB,
+    diskBytes: l.diskMb * MIB,
+    fileSizeBytes: l.fileSizeMb * MIB,
+  };
+}
+
+/**
+ * A sandbox volume's driver options: a tmpfs of the disk limit, owned by the sandbox user (the
+ * engine does not copy an image folder's owner into a volume mounted with options). Its content
+ * lives while a container mounts it: a replacement container is started before the old one goes.
+ */
+export function volumeDriverOpts(l: DockerLimits): Record<string, string> {
+  return { type: 'tmpfs', device: 'tmpfs', o: `size=${l.diskBytes},uid=${SANDBOX_UID},gid=${SANDBOX_GID},mode=0755` };
 }
 
 export interface ContainerPlan {
@@ -103,7 +127,7 @@ export function containerOptions(p: ContainerPlan): Docker.ContainerCreateOption
       MemorySwap: p.limits.memoryBytes,
       NanoCpus: Math.round(p.limits.cpus * 1e9),
       PidsLimit: p.limits.pids,
-      ...(p.ulimits ? { Ulimits: p.ulimits } : {}),
+      Ulimits: [...(p.ulimits ?? []), { Name: 'fsize', Soft: p.limits.fileSizeBytes, Hard: p.limits.fileSizeBytes }],
       Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${p.limits.tmpBytes},mode=1777` },
       Mounts: VOLUME_MOUNTS.map(([target, suffix]) => ({ Type: 'volume', Source: `${p.volume}-${suffix}`, Target: target })),
       LogConfig: { Type: 'none', Config: {} },

@@ -10,7 +10,7 @@ import { HOME_DIR, LAYOUT_LABEL, LAYOUT_VERSION, SANDBOX_GID, SANDBOX_UID, VOLUM
 import { assertCanBootstrap, debootstrap, hostDebianMirror, removeRootfs } from './debootstrap.js';
 import { DEFAULT_IMAGE, DEFAULT_SUITE, inspectImage, RUNTIME_PACKAGES } from './image.js';
 import { LABEL, ownerLabels } from './labels.js';
-import { resolveSetupNetwork } from './network.js';
+import { resolveBuildNetwork } from './network.js';
 import { ExecOutput } from './stream.js';
 
 export interface BuildImageOptions {
@@ -85,7 +85,7 @@ export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImag
     await importTree(docker, rootfs, stageRef, { ...labels, [LABEL.role]: 'image-stage' });
     staged = true;
     await removeRootfs(tmp, o.log);
-    const network = await resolveSetupNetwork(docker, o.network);
+    const network = await resolveBuildNetwork(docker, o.network);
     const { ulimits } = profileOf(docker);
     o.log(`apt-get install ${RUNTIME_PACKAGES.join(' ')} (network: ${network}) …`);
     container = await docker.createContainer({

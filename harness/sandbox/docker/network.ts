@@ -1,24 +1,79 @@
 import type Docker from 'dockerode';
-import { RedgreenError } from '../../errors.js';
-import { engineFailure, envList } from './client.js';
+import { describeError, RedgreenError } from '../../errors.js';
+import { engineFailure, envList, profileOf, statusOf } from './client.js';
 import { containerOptions, SANDBOX_USER, type ContainerPlan } from './config.js';
 import { newMarker, wrapped, type CommandRequest } from './exec.js';
 import { EXEC_MARKER_VAR } from '../core/kill-script.js';
+import { LABEL } from './labels.js';
 import { ExecOutput, stopper } from './stream.js';
 import type { ExecResult } from '../core/types.js';
 
+/** The bridge redgreen creates on an engine that has no default one (`dockerd --bridge=none`). */
+export const SETUP_NETWORK = 'redgreen';
+/** Marks that bridge as redgreen's: shared by every run on the engine, so gc leaves it (like the runtime image). */
+export const SETUP_NETWORK_LABEL = { [LABEL.role]: 'setup-network' } as const;
+
+/** Network modes that would hand a command another namespace's network, the host's loopback included. */
+const SHARED = /^(host|container:.*)$/;
+
 /**
- * The network a command that opted into network (a setup phase installing dependencies) gets:
- * the engine's default `bridge` when it has one (NAT, no access to the host's loopback), else
- * `host` — an engine started with `--bridge=none` has nothing else.
+ * The network a command that opted into network gets (a setup phase installing dependencies, an
+ * agent with --agent-network): a bridge, never the host's network, whose loopback (a database, the
+ * harness's own services) a command must not reach. The engine's default `bridge` when it has one,
+ * else redgreen's own bridge, created on first use. An engine started with `--iptables=false` gives
+ * bridges no NAT: they still isolate, but reach nothing outside the host (a setup's download fails).
  */
 export async function resolveSetupNetwork(docker: Docker, preferred?: string): Promise<string> {
+  const engine = profileOf(docker).backend;
+  if (preferred && SHARED.test(preferred))
+    throw new RedgreenError(
+      'USAGE',
+      `${engine}: the setup network "${preferred}" would share another network namespace, the host's loopback included`,
+      'name a bridge network, or leave it unset for the default bridge',
+    );
+  if (preferred) return preferred;
+  let nets: Docker.NetworkInspectInfo[];
+  try {
+    nets = await docker.listNetworks();
+  } catch (e) {
+    throw engineFailure('list networks', e, docker);
+  }
+  if (nets.some((n) => n.Name === 'bridge')) return 'bridge';
+  const own = nets.find((n) => n.Name === SETUP_NETWORK);
+  if (own && own.Driver !== 'bridge')
+    throw new RedgreenError(
+      'SANDBOX_FAILED',
+      `${engine}: the network "${SETUP_NETWORK}" has driver ${own.Driver}, not bridge: commands with network cannot use it`,
+      `remove it (${engine} network rm ${SETUP_NETWORK}); redgreen creates the bridge again`,
+    );
+  if (own) return SETUP_NETWORK;
+  try {
+    await docker.createNetwork({ Name: SETUP_NETWORK, Driver: 'bridge', CheckDuplicate: true, Labels: { ...SETUP_NETWORK_LABEL } });
+  } catch (e) {
+    // Another run created it meanwhile: that is the network wanted.
+    if (statusOf(e) === 409) return SETUP_NETWORK;
+    throw new RedgreenError(
+      'SANDBOX_FAILED',
+      `${engine}: commands with network need a bridge network; the engine has no default bridge and creating "${SETUP_NETWORK}" failed: ${describeError(e)}`,
+      `start the engine with a bridge (dockerd without --bridge=none), or create one: ${engine} network create ${SETUP_NETWORK}`,
+      { cause: e },
+    );
+  }
+  return SETUP_NETWORK;
+}
+
+/**
+ * The network of `image build`'s install step: the default bridge, else the host's network. Unlike
+ * setup, it runs no fixture code, only apt from the chosen mirror, and on an engine without NAT
+ * (`--iptables=false`) only the host's network reaches a mirror.
+ */
+export async function resolveBuildNetwork(docker: Docker, preferred?: string): Promise<string> {
   if (preferred) return preferred;
   try {
     const nets = await docker.listNetworks();
     return nets.some((n) => n.Name === 'bridge') ? 'bridge' : 'host';
   } catch (e) {
-    throw engineFailure('list networks', e);
+    throw engineFailure('list networks', e, docker);
   }
 }
 

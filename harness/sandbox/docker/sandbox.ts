@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
-import { RedgreenError } from '../../errors.js';
+import { describeError, RedgreenError } from '../../errors.js';
 import { checkedArchive, mergeArchives, OWNER, readSingleFile } from './archive.js';
 import { engineFailure, profileOf, statusOf } from './client.js';
-import { SCRATCH_DIR, volumeNames, WORKDIR, type ContainerPlan } from './config.js';
-import { containerExec, execSimple } from './exec.js';
+import { containerOptions, KEEPER, SCRATCH_DIR, volumeNames, WORKDIR, type ContainerPlan } from './config.js';
+import { containerExec, execSimple, SWEEPER } from './exec.js';
 import { LABEL } from './labels.js';
+import { probeLimits, type LimitCounters } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
 import { assertNoSymlink, fsError, insideRoots, type InsidePath, type PathCheck } from './paths.js';
 import { packFiles, packTree } from '../core/tar.js';
@@ -38,7 +39,9 @@ const ROOTS = [WORKDIR, SCRATCH_DIR];
 /**
  * One sandbox: a container with network `none` and its own volumes. Commands run through the Exec
  * API; files move as tar archives through the archive API; destroy() removes the container, any
- * setup container still running on the volume, and the volumes.
+ * setup container still running on the volume, and the volumes. When a command leaves processes
+ * that cannot be killed from inside (a fork bomb at the pids limit), the container is replaced by
+ * a fresh one on the same volumes: nothing one command started reaches the next.
  */
 export class DockerSandbox implements Sandbox {
   readonly backend: string;
@@ -46,13 +49,19 @@ export class DockerSandbox implements Sandbox {
   readonly workdir = WORKDIR;
   readonly scratchDir = SCRATCH_DIR;
   private destroyed = false;
-  /** Set when the container had to be stopped to stop a command: nothing can run in it any more. */
+  /** Set when a container that had to go could not be replaced: nothing can run in the sandbox any more. */
   private broken: string | null = null;
+  private replacing?: Promise<void>;
+  private sweeping?: Promise<void>;
+  /** Commands running in the container now: the sweep waits until none is. */
+  private commands = 0;
+  /** The current container's limit counters, as the last probe found them (a fresh container starts at 0). */
+  private counters: LimitCounters = { oomKills: 0, pidsMax: 0 };
   private readonly running = new Set<Promise<unknown>>();
   private readonly setupContainers = new Set<Docker.Container>();
 
   constructor(
-    private readonly c: PreparedContainer,
+    private c: PreparedContainer,
     private readonly deps: DockerSandboxDeps,
   ) {
     this.id = c.name;
@@ -92,6 +101,8 @@ export class DockerSandbox implements Sandbox {
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    await this.sweeping;
+    await this.replacing;
     this.assertUsable();
     let cwd = WORKDIR;
     if (options.cwd) {
@@ -124,16 +135,73 @@ export class DockerSandbox implements Sandbox {
         }),
       );
     }
-    return this.track(
-      containerExec(this.deps.docker, this.c.container, {
-        ...common,
-        onKillFailed: async (e) => {
-          this.broken = `a command could not be stopped from inside the container (${e instanceof Error ? e.message : String(e)}), so the container was stopped`;
-          await this.c.container.kill().catch(() => undefined);
-        },
-        stopped: () => this.destroyed || this.broken !== null,
-      }),
-    );
+    const container = this.c.container;
+    this.commands++;
+    let r: ExecResult;
+    try {
+      r = await this.track(
+        containerExec(this.deps.docker, container, {
+          ...common,
+          onKillFailed: (why) => this.replace(container, why),
+          gone: () => (this.destroyed ? 'destroyed' : this.c.container !== container || this.broken ? 'replaced' : undefined),
+        }),
+      );
+    } finally {
+      this.commands--;
+    }
+    if (r.exitCode !== 0 && !r.aborted && this.c.container === container) r = await this.withLimit(container, r);
+    if (!this.commands && this.c.container === container) await (this.sweeping ??= this.sweep(container));
+    return r;
+  }
+
+  /**
+   * Once no command runs, kills every process of the sandbox user (SWEEPER): also what escaped
+   * the wrapper's reap by dropping the marker from its environment (`env -i`, a test's
+   * `subprocess.run(env={})`). If that cannot start (no pid left) or confirm, the container is replaced.
+   */
+  private async sweep(container: Docker.Container): Promise<void> {
+    try {
+      const r = await execSimple(this.deps.docker, container, ['/bin/sh', '-c', SWEEPER]).catch((e: unknown) => e as Error);
+      if (r instanceof Error || r.exitCode !== 0)
+        await this.replace(container, `what a command left could not be killed (${r instanceof Error ? r.message : r.stderr.trim()})`);
+    } finally {
+      this.sweeping = undefined;
+    }
+  }
+
+  /** Names the limit a failed command ran into, if the container can tell (limit-probe.ts). */
+  private async withLimit(container: Docker.Container, r: ExecResult): Promise<ExecResult> {
+    const probed = await probeLimits(this.deps.docker, container, this.c.plan.limits, this.counters, r);
+    if (!probed || this.c.container !== container) return r;
+    this.counters = probed.counters;
+    return probed.hit ? { ...r, limit: probed.hit } : r;
+  }
+
+  /**
+   * Replaces `old` (if still current) with a fresh container on the same volumes, which kills
+   * every process in it. The new one starts before the old one goes: a volume's tmpfs lives while
+   * a container mounts it. If none can be made, the sandbox is broken (an infrastructure error
+   * for whatever comes next), never left running what could not be killed. Never throws.
+   */
+  private replace(old: Docker.Container, why: string): Promise<void> {
+    if (this.c.container !== old) return this.replacing ?? Promise.resolve();
+    this.replacing ??= (async () => {
+      const name = `${this.c.name}-${randomBytes(3).toString('hex')}`;
+      try {
+        const fresh = await this.deps.docker.createContainer(
+          containerOptions({ ...this.c.plan, name, network: 'none', cmd: KEEPER, user: '0:0' }),
+        );
+        this.c = { ...this.c, container: fresh };
+        await fresh.start();
+        this.counters = { oomKills: 0, pidsMax: 0 };
+      } catch (e) {
+        this.broken = `${why}, and no new container could be started (${describeError(e)})`;
+      } finally {
+        await old.remove({ force: true }).catch(() => undefined);
+        this.replacing = undefined;
+      }
+    })();
+    return this.replacing;
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
@@ -234,6 +302,7 @@ export class DockerSandbox implements Sandbox {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
+    await this.replacing;
     const gone = (p: Promise<unknown>) => p.catch((e: unknown) => (statusOf(e) === 404 ? undefined : Promise.reject(e)));
     try {
       await Promise.allSettled([this.c.container, ...this.setupContainers].map((c) => gone(c.remove({ force: true }))));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { MIB, type SandboxLimits } from '../core/limits.js';
 
 /** What a host sandbox can enforce of the shared limits (core/limits.ts). */
-export type Limits = Pick<SandboxLimits, 'memoryMb' | 'pids' | 'fileSizeMb'>;
+export type Limits = Pick<SandboxLimits, 'memoryMb' | 'pids' | 'fileSizeMb' | 'diskMb'>;
 
 const V1 = '/sys/fs/cgroup';
 
@@ -61,6 +61,26 @@ export class SandboxCgroup {
     return new SandboxCgroup(
       [path.join(V1, name), path.join(V1, 'memory', name), path.join(V1, 'pids', name)].filter((d) => existsSync(d)),
     );
+  }
+
+  /**
+   * OOM kills and forks refused at pids.max so far (both only grow): v2's memory.events and
+   * pids.events, v1's memory.oom_control and pids.events. What a command adds names the limit it hit.
+   */
+  async counters(): Promise<{ oomKills: number; pidsMax: number }> {
+    const read = async (files: string[], key: string) => {
+      for (const f of files) {
+        const text = await readFile(f, 'utf8').catch(() => null);
+        const m = text && new RegExp(`^${key} (\\d+)$`, 'm').exec(text);
+        if (m) return Number(m[1]);
+      }
+      return 0;
+    };
+    const files = (names: string[]) => this.dirs.flatMap((d) => names.map((n) => path.join(d, n)));
+    return {
+      oomKills: await read(files(['memory.events', 'memory.oom_control']), 'oom_kill'),
+      pidsMax: await read(files(['pids.events']), 'max'),
+    };
   }
 
   /** A shell prefix that moves the shell into the cgroup, then execs the rest. */

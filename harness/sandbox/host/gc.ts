@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { keepReason, sweep, type GcOptions } from '../core/gc.js';
 import { currentOwner, liveness, type Owner } from '../core/owner.js';
+import { unmountSizeLimit } from './disk-limit.js';
 import { SandboxCgroup } from './cgroup.js';
 import { killTree } from './kill.js';
 
@@ -41,10 +42,11 @@ async function readOwner(root: string): Promise<OwnerFile | null> {
   }
 }
 
-/** Kills the processes still carrying the sandbox's marker, then deletes its cgroup and folder. */
+/** Kills the processes still carrying the sandbox's marker, then deletes its cgroup, its size-limit mount and folder. */
 async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
   await killTree(undefined, owner.sandboxId);
   await SandboxCgroup.existing(`redgreen-${owner.sandboxId}`).remove();
+  if (process.getuid?.() === 0) await unmountSizeLimit(root);
   await rm(root, { recursive: true, force: true });
 }
 
