@@ -3,8 +3,10 @@ import { Command, CommanderError, Option } from 'commander';
 import { BACKEND_CHOICES, parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './commands/options.js';
 import { backendFlags } from './sandbox/backends.js';
 import { harnessVersion, resolvePaths } from './config/paths.js';
+import { cacheList, CacheListOptionsSchema, cachePrune, CachePruneOptionsSchema } from './commands/cache.js';
 import { gc, GC_BACKENDS, GcOptionsSchema } from './commands/gc.js';
 import { IMAGE_BACKENDS, imageBuild, ImageBuildOptionsSchema } from './commands/image.js';
+import { doctor, DoctorOptionsSchema } from './commands/doctor.js';
 import { newFixture } from './commands/new.js';
 import { AgentRunOptionsSchema, run } from './commands/run.js';
 import { selfcheck } from './commands/selfcheck.js';
@@ -84,6 +86,7 @@ function program(): Command {
     .option('--agent-timeout <seconds>', 'time limit of the agent per fixture', '1800')
     .option('--agent-network', 'let the agent reach the network (isolating backends)')
     .option('--no-baseline', 'skip the RED baseline run before grading')
+    .option('--strict', 'reject (never apply) a patch that reaches into test-framework internals, instead of marking its pass suspicious')
     .action(async (ids: string[], opts: Record<string, unknown>) => {
       process.exitCode = await run(ids, parseOptions(AgentRunOptionsSchema, opts));
     });
@@ -97,6 +100,16 @@ function program(): Command {
     .option('--json', 'print findings as JSON')
     .action(async (ids: string[], opts: Record<string, unknown>) => {
       process.exitCode = await validate(ids, { ...parseOptions(PathOptionsSchema, opts), json: Boolean(opts.json) });
+    });
+
+  pathOptions(
+    p
+      .command('doctor')
+      .description("check what redgreen needs here: the fixtures' runner tools and every backend, with how to get what is missing"),
+  )
+    .option('--json', 'print the findings as JSON')
+    .action(async (opts: Record<string, unknown>) => {
+      process.exitCode = await doctor(parseOptions(DoctorOptionsSchema, opts));
     });
 
   pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
@@ -179,6 +192,25 @@ function program(): Command {
     .option('--json', 'print the result as JSON')
     .action(async (opts: Record<string, unknown>) => {
       process.exitCode = await gc(parseOptions(GcOptionsSchema, opts));
+    });
+
+  const cache = p.command('cache').description('the setup cache: what setup commands produced, reused while the lockfiles stay the same');
+  cache
+    .command('list')
+    .description('list cached setups (key, fixture, backend, size, last used), least recently used first')
+    .option('--json', 'print the entries as JSON')
+    .action(async (opts: Record<string, unknown>) => {
+      process.exitCode = await cacheList(parseOptions(CacheListOptionsSchema, opts));
+    });
+  cache
+    .command('prune')
+    .description('remove cached setups: the least recently used until the cache fits its cap (REDGREEN_CACHE_MAX, default 2GiB)')
+    .option('--all', 'remove every entry')
+    .option('--max <size>', 'remove the least recently used until the rest fits in <size> (e.g. 500MB)')
+    .option('--older-than <days>', 'remove entries not used for <days> days')
+    .option('--json', 'print what was removed as JSON')
+    .action(async (opts: Record<string, unknown>) => {
+      process.exitCode = await cachePrune(parseOptions(CachePruneOptionsSchema, opts));
     });
   return p;
 }

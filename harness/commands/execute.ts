@@ -119,7 +119,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       concurrency: options.concurrency,
       repeat: options.repeat,
       signal: s.signal,
-      setupCache: options.cache ? new SetupCache(path.join(paths.cacheDir, 'setup')) : null,
+      setupCache: options.cache ? SetupCache.under(paths.cacheDir) : null,
       observer: {
         onFixtureStart: (id) => {
           writer.onFixtureStart(id);

@@ -1,7 +1,20 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { cacheMaxBytes, CACHE_MAX_ENV } from '../config/cache.js';
 import type { Fixture } from '../fixtures/load.js';
+import type { Sandbox } from '../sandbox/core/types.js';
+import {
+  ENTRY_SUFFIX,
+  guardHolds,
+  guardOf,
+  readEntry,
+  readEntryMeta,
+  touch,
+  writeEntry,
+  type Entry,
+  type EntryMeta,
+} from './setup-cache-entry.js';
 
 /** Files that decide what a setup installs (seed 002: hash the lockfiles, not the whole tree). */
 export const LOCKFILES = [
@@ -25,16 +38,63 @@ export const LOCKFILES = [
 ];
 
 /**
- * The result of a fixture's setup (what it added to the workspace, e.g. node_modules), kept as a
- * tar keyed by the backend, the image, the setup commands and the lockfiles, so a second run
- * skips the install. Entries are written atomically; concurrent writers of one key are harmless.
+ * local and bwrap run setup with the same host tools (bwrap binds the host's /usr and the runtimes
+ * on PATH read-only), so the same setup writes the same files: they share entries. Only when setup
+ * has the network, though: without it bwrap cannot download while local can, and an entry local
+ * made would hand bwrap a result its own setup could not have produced. What still differs, the
+ * workspace's path, is checked per entry (EntryMeta.workdir).
+ */
+const SHARED_WITH_NETWORK = ['local', 'bwrap'];
+
+const EMPTY_TAR = Buffer.alloc(1024);
+
+/** What `cache list` shows of an entry; `meta` is null for a file that is not a readable entry. */
+export interface CacheListing {
+  name: string;
+  file: string;
+  bytes: number;
+  lastUsed: Date;
+  meta: EntryMeta | null;
+}
+
+export interface StoreInput {
+  key: string;
+  fixture: Fixture;
+  sandbox: Sandbox;
+  roots: string[];
+  removed: string[];
+  archive: Buffer;
+}
+
+/**
+ * The result of a fixture's setup (every entry it wrote or removed in the workspace), keyed by the
+ * backend, the image, the setup commands and the lockfiles, so a second run skips the install.
+ * Capped in size: the least recently used entries go first (a hit touches its entry).
  */
 export class SetupCache {
-  constructor(readonly dir: string) {}
+  readonly maxBytes: number;
+
+  constructor(
+    readonly dir: string,
+    options: { maxBytes?: number } = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? cacheMaxBytes();
+  }
+
+  /** The setup cache under redgreen's cache folder (`$XDG_CACHE_HOME/redgreen`): the one runs and `redgreen cache` use. */
+  static under(cacheDir: string, options: { maxBytes?: number } = {}): SetupCache {
+    return new SetupCache(path.join(cacheDir, 'setup'), options);
+  }
+
+  /** The backends that may use an entry made on `backend` for this fixture. */
+  static sharedWith(fixture: Fixture, backend: string): string[] {
+    return fixture.manifest.setup?.network && SHARED_WITH_NETWORK.includes(backend) ? SHARED_WITH_NETWORK : [backend];
+  }
 
   static async key(fixture: Fixture, backend: string): Promise<string> {
     const h = createHash('sha256');
-    h.update(JSON.stringify({ backend, image: fixture.manifest.image ?? null, setup: fixture.manifest.setup, env: fixture.manifest.env }));
+    const backends = SetupCache.sharedWith(fixture, backend);
+    h.update(JSON.stringify({ backends, image: fixture.manifest.image ?? null, setup: fixture.manifest.setup, env: fixture.manifest.env }));
     for (const name of LOCKFILES) {
       const content = await readFile(path.join(fixture.dir, name)).catch(() => null);
       if (content) h.update(`\0${name}\0`).update(content);
@@ -42,15 +102,118 @@ export class SetupCache {
     return `${fixture.id}-${h.digest('hex').slice(0, 24)}`;
   }
 
-  get(key: string): Promise<Buffer | null> {
-    return readFile(path.join(this.dir, `${key}.tar`)).catch(() => null);
+  private file(name: string): string {
+    return path.join(this.dir, `${name}${ENTRY_SUFFIX}`);
   }
 
-  async put(key: string, tar: Buffer): Promise<void> {
+  /** Entries bound to a workspace path are kept per backend; the others are shared. */
+  private static boundName(key: string, backend: string): string {
+    return `${key}@${backend}`;
+  }
+
+  /** A usable entry for this sandbox, touched as used; null on a miss. */
+  async lookup(key: string, fixture: Fixture, sb: Sandbox): Promise<{ name: string; file: string; entry: Entry } | null> {
+    for (const name of [key, SetupCache.boundName(key, sb.backend)]) {
+      const usable = (m: EntryMeta | null) =>
+        m && m.key === key && !m.unstable && m.backends.includes(sb.backend) && (m.workdir === null || m.workdir === sb.workdir);
+      if (!usable(await readEntryMeta(this.file(name)))) continue;
+      const entry = await readEntry(this.file(name));
+      if (!entry || !usable(entry.meta) || !(await guardHolds(fixture.dir, entry.meta.guard))) continue;
+      await touch(this.file(name)).catch(() => undefined);
+      return { name, file: this.file(name), entry };
+    }
+    return null;
+  }
+
+  /** Stores a setup's result; returns why it was not kept, or null. */
+  async store(input: StoreInput): Promise<string | null> {
+    const { key, fixture, sandbox: sb } = input;
+    const archive = input.archive.length ? input.archive : EMPTY_TAR;
+    if (archive.length > this.maxBytes) return `it is larger than the cache's cap (${this.maxBytes} bytes; set ${CACHE_MAX_ENV})`;
+    // A venv's scripts, an editable install or a build tree name the workspace's path: such a
+    // copy works only where the workspace is at that same path.
+    const bound = archive.includes(Buffer.from(sb.workdir));
+    const meta: EntryMeta = {
+      version: 1,
+      key,
+      fixture: fixture.id,
+      backend: sb.backend,
+      backends: bound ? [sb.backend] : SetupCache.sharedWith(fixture, sb.backend),
+      workdir: bound ? sb.workdir : null,
+      unstable: false,
+      createdAt: new Date().toISOString(),
+      roots: input.roots,
+      removed: input.removed,
+      guard: await guardOf(fixture.dir, [...input.roots, ...input.removed]),
+    };
     await mkdir(this.dir, { recursive: true });
-    const file = path.join(this.dir, `${key}.tar`);
-    const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-    await writeFile(tmp, tar);
-    await rename(tmp, file);
+    const boundFile = this.file(SetupCache.boundName(key, sb.backend));
+    let name = key;
+    if (bound) {
+      const old = await readEntryMeta(boundFile);
+      const why = `setup wrote the workspace's path (${sb.workdir}) into files, and on ${sb.backend} it differs from one sandbox to the next`;
+      if (old?.unstable) return why;
+      if (old && old.workdir !== sb.workdir) {
+        // The path changed since the last entry: this backend's paths differ per sandbox, so none is kept.
+        await writeEntry(boundFile, { ...meta, workdir: null, unstable: true, roots: [], removed: [], guard: {} }, EMPTY_TAR);
+        return why;
+      }
+      name = SetupCache.boundName(key, sb.backend);
+    } else if (!(await readEntryMeta(boundFile))?.unstable) await unlink(boundFile).catch(() => undefined);
+    await writeEntry(this.file(name), meta, archive);
+    await this.evict(this.maxBytes, name);
+    return null;
+  }
+
+  /** Every entry, least recently used first. */
+  async list(): Promise<CacheListing[]> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const out: CacheListing[] = [];
+    for (const n of names.filter((n) => n.endsWith(ENTRY_SUFFIX))) {
+      const file = path.join(this.dir, n);
+      const st = await stat(file).catch(() => null);
+      if (st?.isFile())
+        out.push({ name: n.slice(0, -ENTRY_SUFFIX.length), file, bytes: st.size, lastUsed: st.mtime, meta: await readEntryMeta(file) });
+    }
+    return out.sort((a, b) => a.lastUsed.getTime() - b.lastUsed.getTime() || a.name.localeCompare(b.name));
+  }
+
+  /** Removes the least recently used entries until the rest fit in `maxBytes` (`keep` stays). */
+  async evict(maxBytes: number, keep?: string): Promise<CacheListing[]> {
+    const entries = await this.list();
+    let total = entries.reduce((n, e) => n + e.bytes, 0);
+    const removed: CacheListing[] = [];
+    for (const e of entries) {
+      if (total <= maxBytes) break;
+      if (e.name === keep) continue;
+      await this.remove(e);
+      removed.push(e);
+      total -= e.bytes;
+    }
+    return removed;
+  }
+
+  /** `cache prune`: everything, down to a size, or what was not used for some days. */
+  async prune(how: { all: true } | { maxBytes: number } | { olderThanDays: number }): Promise<CacheListing[]> {
+    await this.removeLeftovers();
+    if ('maxBytes' in how) return this.evict(how.maxBytes);
+    const cutoff = 'olderThanDays' in how ? Date.now() - how.olderThanDays * 86_400_000 : Infinity;
+    const gone = (await this.list()).filter((e) => e.lastUsed.getTime() < cutoff);
+    for (const e of gone) await this.remove(e);
+    return gone;
+  }
+
+  async remove(e: { file: string }): Promise<void> {
+    await unlink(e.file).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+  }
+
+  /** Temp files of writers that died (a live writer's is minutes old at most) and entries of older versions (`*.tar`). */
+  private async removeLeftovers(): Promise<void> {
+    const dayAgo = Date.now() - 86_400_000;
+    for (const n of await readdir(this.dir).catch(() => [] as string[])) {
+      const file = path.join(this.dir, n);
+      const st = await stat(file).catch(() => null);
+      if (st?.isFile() && (n.endsWith('.tar') || (n.endsWith('.tmp') && st.mtimeMs < dayAgo))) await this.remove({ file });
+    }
   }
 }

@@ -1,10 +1,8 @@
-import { readdir } from 'node:fs/promises';
-import { describeError, RedgreenError, tailOf } from '../errors.js';
-import { DEFAULT_EXCLUDES } from '../sandbox/core/tree.js';
-import type { Sandbox } from '../sandbox/core/types.js';
+import { describeError, isRedgreenError, RedgreenError, tailOf } from '../errors.js';
 import { runCommand, type FixtureContext } from './context.js';
-import { FIXTURE_META_FILES } from './patch-phase.js';
+import { archiveEntries, restoreEntries } from './setup-archive.js';
 import { SetupCache } from './setup-cache.js';
+import { diffListings, listWorkspace, type Listing } from './setup-changes.js';
 
 /** What a download says when there is no network (npm, pip, curl, apt, git). */
 const NO_NETWORK =
@@ -17,21 +15,15 @@ export interface SetupFailure {
 
 /**
  * Runs the manifest's setup commands within one time budget — or, when the setup cache has this
- * fixture's result, unpacks it instead. Returns why setup failed, if it did.
+ * fixture's result, puts it back instead. Returns why setup failed, if it did.
  */
 export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null> {
   const setup = ctx.fixture.manifest.setup;
   if (!setup?.commands.length) return null;
-  const { sandbox: sb, setupCache: cache } = ctx;
-  const key = cache ? await SetupCache.key(ctx.fixture, sb.backend) : '';
-  if (cache) {
-    const hit = await cache.get(key);
-    if (hit) {
-      await extractInto(sb, hit);
-      ctx.emit({ type: 'cache', key, hit: true, bytes: hit.length, paths: [] });
-      return null;
-    }
-  }
+  const cache = ctx.setupCache;
+  const key = cache ? await SetupCache.key(ctx.fixture, ctx.sandbox.backend) : '';
+  const before = cache ? await restoreOrList(ctx, cache, key) : null;
+  if (before === 'restored') return null;
   const deadline = performance.now() + setup.timeoutSec * 1000;
   for (const [i, command] of setup.commands.entries()) {
     const left = Math.max(1, Math.round(deadline - performance.now()));
@@ -45,49 +37,59 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
       return { reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}${hint}`, timedOut: false };
     }
   }
-  if (cache) await storeSetup(ctx, cache, key);
+  if (cache && before) await storeSetup(ctx, cache, key, before);
   return null;
 }
 
-/** Caches what setup added at the top of the workspace; a cache that cannot be written is only a miss. */
-async function storeSetup(ctx: FixtureContext, cache: SetupCache, key: string): Promise<void> {
+const cacheError = (ctx: FixtureContext, message: string) => ctx.emit({ type: 'error', phase: 'setup', code: 'SETUP_CACHE', message });
+
+/**
+ * A hit is put back into the workspace ('restored'); on a miss, the workspace is listed so that
+ * what setup changes can be told apart afterwards (null: it cannot be, and nothing is cached).
+ */
+async function restoreOrList(ctx: FixtureContext, cache: SetupCache, key: string): Promise<'restored' | Listing | null> {
+  const sb = ctx.sandbox;
+  const hit = await cache.lookup(key, ctx.fixture, sb);
+  if (hit) {
+    const { meta, archive } = hit.entry;
+    try {
+      await restoreEntries(sb, archive, meta.removed);
+      ctx.emit({ type: 'cache', key, hit: true, bytes: archive.length, paths: meta.roots });
+      return 'restored';
+    } catch (e) {
+      // A refused entry was checked before anything was written: drop it and run setup. One that
+      // failed half-way leaves a workspace that must not be tested: the fixture is retried without it.
+      await cache.remove({ file: hit.file });
+      if (!isRedgreenError(e, 'SANDBOX_PATH_UNSAFE')) throw e;
+      cacheError(ctx, `cached setup refused and removed: ${describeError(e)}`);
+    }
+  }
   try {
-    // What was uploaded (the fixture minus what uploads skip) is not setup's work.
-    const uploaded = new Set(
-      (await readdir(ctx.fixture.dir)).filter((n) => !DEFAULT_EXCLUDES.includes(n) && !FIXTURE_META_FILES.includes(n)),
-    );
-    const listing = await ctx.sandbox.exec(['ls', '-A1'], { timeoutMs: 30_000 });
-    const added = listing.stdout.split('\n').filter((n) => n && !uploaded.has(n));
-    if (!added.length) return;
-    const tar = await archiveOf(ctx.sandbox, added);
-    await cache.put(key, tar);
-    ctx.emit({ type: 'cache', key, hit: false, bytes: tar.length, paths: added });
+    return await listWorkspace(sb);
   } catch (e) {
-    ctx.emit({ type: 'error', phase: 'setup', code: 'SETUP_CACHE', message: `setup cache not written: ${describeError(e)}` });
+    cacheError(ctx, `setup cache not used: ${describeError(e)}`);
+    return null;
   }
 }
 
-const CACHE_TAR = 'setup-cache.tar';
-
-/** A backend's own archive, or `tar` run inside the sandbox (every image redgreen targets has it). */
-async function archiveOf(sb: Sandbox, paths: string[]): Promise<Buffer> {
-  if (sb.archive) return sb.archive(paths);
-  const file = `${sb.scratchDir}/${CACHE_TAR}`;
-  const r = await sb.exec(['tar', '-cf', file, '--', ...paths], { timeoutMs: 300_000 });
-  if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `tar failed: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
+/** Caches every change setup made to the workspace; a cache that cannot be written is only a miss. */
+async function storeSetup(ctx: FixtureContext, cache: SetupCache, key: string, before: Listing): Promise<void> {
   try {
-    return await sb.readFile(file);
-  } finally {
-    await sb.removeFiles([file]);
+    const changes = diffListings(before, await listWorkspace(ctx.sandbox));
+    // Nothing changed in the workspace: whatever setup did happened elsewhere, and skipping it would lose it.
+    if (!changes.write.length && !changes.removed.length) return;
+    const archive = changes.write.length ? await archiveEntries(ctx.sandbox, changes.write) : Buffer.alloc(0);
+    const why = await cache.store({
+      key,
+      fixture: ctx.fixture,
+      sandbox: ctx.sandbox,
+      roots: changes.roots,
+      removed: changes.removed,
+      archive,
+    });
+    if (why) cacheError(ctx, `setup cache not written: ${why}`);
+    else ctx.emit({ type: 'cache', key, hit: false, bytes: archive.length, paths: changes.roots });
+  } catch (e) {
+    cacheError(ctx, `setup cache not written: ${describeError(e)}`);
   }
-}
-
-async function extractInto(sb: Sandbox, tar: Buffer): Promise<void> {
-  if (sb.extract) return sb.extract(tar);
-  const file = `${sb.scratchDir}/${CACHE_TAR}`;
-  await sb.writeFiles([{ path: file, content: tar }]);
-  const r = await sb.exec(['tar', '-xf', file], { timeoutMs: 300_000 });
-  await sb.removeFiles([file]);
-  if (r.exitCode !== 0)
-    throw new RedgreenError('SANDBOX_FAILED', `could not unpack the cached setup: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
 }

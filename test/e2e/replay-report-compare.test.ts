@@ -178,7 +178,9 @@ describe('report', () => {
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('not a valid redgreen.report/1 report');
     expect(invalid.stderr).toContain('field "fixtures.0.fixtureId"');
-    expect((await runCli(['report', report.runId, '--format', 'pdf', ...where()])).stderr).toContain('--format "pdf": formats are html, junit and md');
+    expect((await runCli(['report', report.runId, '--format', 'pdf', ...where()])).stderr).toContain(
+      '--format "pdf": formats are html, junit and md',
+    );
   });
 });
 

@@ -1,0 +1,92 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { diffTrees } from '../../harness/fixtures/scaffold.js';
+import { runCli } from '../helpers/cli.js';
+import { makeProject } from '../helpers/project.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
+
+const tempDir = useTempDirs('rg-cache-cli-');
+
+interface Listed {
+  key: string;
+  fixture: string;
+  backend: string;
+  bytes: number;
+  lastUsed: string;
+}
+
+// Fixtures whose setup writes a file of a known size; the test is a shell check.
+const fixture = async (kb: number) => ({
+  manifest: {
+    runner: 'exit-code',
+    language: 'shell',
+    test: { command: 'test -s deps/blob && test "$(cat value.txt)" = good', timeoutSec: 30 },
+    setup: { commands: [`mkdir deps && head -c ${kb * 1024} /dev/zero > deps/blob`], timeoutSec: 30 },
+  },
+  files: { 'value.txt': 'bad\n' },
+  oracle: await diffTrees({ 'value.txt': 'bad\n' }, { 'value.txt': 'good\n' }),
+});
+
+describe('redgreen cache', () => {
+  test('list shows what selfcheck cached; prune removes by size, age, or all', async () => {
+    const project = await makeProject({ small: await fixture(10), big: await fixture(200) });
+    const env = { XDG_CACHE_HOME: await tempDir() };
+    try {
+      const cli = (...args: string[]) => runCli(args, { cwd: project.root, env });
+      const list = async () => {
+        const r = await cli('cache', 'list', '--json');
+        expect(r.code).toBe(0);
+        return JSON.parse(r.stdout) as { maxBytes: number; totalBytes: number; entries: Listed[] };
+      };
+      expect((await list()).entries).toEqual([]);
+      expect((await cli('selfcheck', '--root', project.root)).code).toBe(0);
+      // A hit is a use: small becomes the most recently used entry.
+      expect((await cli('selfcheck', 'small', '--root', project.root)).code).toBe(0);
+
+      const listed = await list();
+      expect(listed.maxBytes).toBe(2 * 1024 ** 3);
+      expect(listed.entries.map((e) => [e.fixture, e.backend])).toEqual(
+        expect.arrayContaining([
+          ['small', 'local'],
+          ['big', 'local'],
+        ]),
+      );
+      const big = listed.entries.find((e) => e.fixture === 'big')!;
+      expect(big.bytes).toBeGreaterThan(200 * 1024);
+      expect(listed.totalBytes).toBe(listed.entries.reduce((n, e) => n + e.bytes, 0));
+      const text = await cli('cache', 'list');
+      expect(text.stdout).toContain(big.key);
+      expect(text.stdout).toContain('2 entries');
+
+      expect(JSON.parse((await cli('cache', 'prune', '--older-than', '1', '--json')).stdout)).toMatchObject({ removed: [], left: 2 });
+      expect((await list()).entries.map((e) => e.fixture)).toEqual(['big', 'small']);
+      // One byte too many: the least recently used entry goes, and only it.
+      const pruned = JSON.parse((await cli('cache', 'prune', '--max', `${listed.totalBytes - 1}`, '--json')).stdout);
+      expect(pruned.removed.map((e: Listed) => e.fixture)).toEqual(['big']);
+      expect((await list()).entries.map((e) => e.fixture)).toEqual(['small']);
+
+      const all = await cli('cache', 'prune', '--all');
+      expect(all.code).toBe(0);
+      expect(all.stdout).toContain('1 removed');
+      expect(await readdir(path.join(env.XDG_CACHE_HOME, 'redgreen', 'setup'))).toEqual([]);
+    } finally {
+      await project.cleanup();
+    }
+  });
+
+  test('bad sizes and combined modes are usage errors that say what to write', async () => {
+    const env = { XDG_CACHE_HOME: await tempDir() };
+    const both = await runCli(['cache', 'prune', '--all', '--max', '1GB'], { env });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--all and --max cannot be combined');
+    const badMax = await runCli(['cache', 'prune', '--max', 'lots'], { env });
+    expect(badMax.code).toBe(2);
+    expect(badMax.stderr).toContain('--max: must be a size such as 2GiB');
+    const badEnv = await runCli(['cache', 'list'], { env: { ...env, REDGREEN_CACHE_MAX: 'lots' } });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toContain('REDGREEN_CACHE_MAX="lots" is not a size');
+    const capped = await runCli(['cache', 'list', '--json'], { env: { ...env, REDGREEN_CACHE_MAX: '500MB' } });
+    expect(JSON.parse(capped.stdout).maxBytes).toBe(500 * 1000 ** 2);
+  });
+});
