@@ -11,7 +11,6 @@ import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { checkArchive } from '../../harness/pipeline/setup-archive.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
 import { runSetup } from '../../harness/pipeline/setup.js';
-import { unpackTar } from '../../harness/sandbox/core/tar.js';
 import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { backendCases } from '../helpers/backends.js';
@@ -262,25 +261,5 @@ describe('archives are untrusted', () => {
       (p: tar.Pack) => p.entry({ name: 'hard', type: 'link', linkname: '../../etc/passwd' }),
     ])
       await expect(checkArchive(await make(bad), [])).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
-  });
-
-  test('an entry through "..", or a symlink out of the workspace, is refused', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'rg-untar-'));
-    try {
-      const escapes: ((p: tar.Pack) => void)[] = [
-        (p) => p.entry({ name: '../escape.txt', type: 'file' }, 'x'),
-        (p) => p.entry({ name: 'link', type: 'symlink', linkname: '/etc' }),
-      ];
-      for (const add of escapes) {
-        const pack = tar.pack();
-        add(pack);
-        pack.finalize();
-        const chunks: Buffer[] = [];
-        for await (const c of pack) chunks.push(c as Buffer);
-        await expect(unpackTar(root, Buffer.concat(chunks))).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
-      }
-    } finally {
-      await rm(root, { recursive: true, force: true });
-    }
   });
 });

@@ -8,7 +8,6 @@ import { secondSignal } from '../../harness/results/signals.js';
 import { countTests, type TestCase } from '../../harness/results/types.js';
 
 const pass = (id: string): TestCase => ({ id, status: 'passed' });
-const fail = (id: string): TestCase => ({ id, status: 'failed' });
 const report = (tests: TestCase[]) => ({ source: 'junit' as const, tests, counts: countTests(tests) });
 
 /** A JUnit XML as pytest writes it, with the plugin's record as a global property (escaped as XML). */

@@ -93,12 +93,6 @@ export interface Sandbox {
   writeFiles(files: readonly FileToWrite[]): Promise<void>;
   removeFiles(paths: readonly string[]): Promise<void>;
   readFile(path: string): Promise<Buffer>;
-  /**
-   * Optional (the setup cache): a tar of the given workspace paths, and its way back in. A
-   * backend without them simply runs setup every time.
-   */
-  archive?(paths: readonly string[]): Promise<Buffer>;
-  extract?(tar: Buffer): Promise<void>;
   /** Idempotent, never throws: kills every process and removes every resource. */
   destroy(): Promise<void>;
 }

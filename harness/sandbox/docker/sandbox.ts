@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { describeError, RedgreenError } from '../../errors.js';
-import { checkedArchive, mergeArchives, OWNER, readSingleFile } from './archive.js';
+import { OWNER, readSingleFile } from './archive.js';
 import { engineFailure, profileOf, statusOf } from './client.js';
 import { containerOptions, KEEPER, SCRATCH_DIR, volumeNames, WORKDIR, type ContainerPlan } from './config.js';
 import { containerExec, execSimple, SWEEPER } from './exec.js';
@@ -267,35 +267,6 @@ export class DockerSandbox implements Sandbox {
     const content = await readSingleFile(archive);
     if (!content) throw fsError('EISDIR', `not a regular file in the sandbox: ${p}`);
     return content;
-  }
-
-  /** The setup cache: one tar of workspace paths, through the archive API. */
-  async archive(paths: readonly string[]): Promise<Buffer> {
-    this.assertUsable();
-    const parts = await Promise.all(
-      paths.map(async (p) => {
-        const target = insideRoots([WORKDIR], p, WORKDIR);
-        await assertNoSymlink(this.c.container, target, p, this.danglingLinks);
-        const open = () =>
-          this.c.container.getArchive({ path: target.abs }).then(
-            (s) => s as NodeJS.ReadableStream,
-            (e: unknown) => Promise.reject(engineFailure(`archive ${p}`, e, this.deps.docker)),
-          );
-        return { rel: target.rel, open };
-      }),
-    );
-    return mergeArchives(parts);
-  }
-
-  /** The setup cache's way back: the archive is checked entry by entry (it is untrusted) first. */
-  async extract(archive: Buffer): Promise<void> {
-    this.assertUsable();
-    const checked = await checkedArchive(archive);
-    try {
-      await this.c.container.putArchive(checked, { path: WORKDIR });
-    } catch (e) {
-      throw engineFailure('extract the setup cache', e, this.deps.docker);
-    }
   }
 
   /** Idempotent and never throws: removing the container kills every process in it. */

@@ -1,12 +1,9 @@
-import { lstat, rm } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { RedgreenError } from '../../errors.js';
 import type { HostFiles } from './files.js';
 import { killTree } from './kill.js';
 import { runProcess } from './process.js';
 import { MARKER_VAR } from '../core/kill-script.js';
-import { packTreeBuffer, unpackTar } from '../core/tar.js';
-import { walkTree, type TreeEntry } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
 /**
@@ -80,27 +77,6 @@ export abstract class HostSandbox implements Sandbox {
   async readFile(p: string): Promise<Buffer> {
     this.assertAlive();
     return this.files.readFile(p);
-  }
-
-  async archive(paths: readonly string[]): Promise<Buffer> {
-    this.assertAlive();
-    const root = this.files.workspaceHost;
-    const entries: TreeEntry[] = [];
-    for (const p of paths) {
-      const st = await lstat(path.join(root, p));
-      if (st.isDirectory())
-        entries.push(
-          { kind: 'dir', rel: p, mode: st.mode & 0o777 },
-          ...(await walkTree(path.join(root, p), { exclude: [] })).map((e) => ({ ...e, rel: `${p}/${e.rel}` })),
-        );
-      else if (st.isFile()) entries.push({ kind: 'file', rel: p, mode: st.mode & 0o777, size: st.size });
-    }
-    return (await packTreeBuffer(root, entries)).archive;
-  }
-
-  async extract(tar: Buffer): Promise<void> {
-    this.assertAlive();
-    await unpackTar(this.files.workspaceHost, tar);
   }
 
   /** Releases what a subclass holds besides the folder (a cgroup). */
