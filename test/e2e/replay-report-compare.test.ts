@@ -58,7 +58,7 @@ describe('replay', () => {
     expect(r.stderr).toBe('');
     for (const id of BUNDLED) expect(r.stdout).toContain(`━━ ${id}`);
     expect(r.stdout).toContain('$ python3 -m pytest -q');
-    expect(r.stdout).toMatch(/RED tests · cwd \S+ · env PYTEST_ADDOPTS · exit 1 · /);
+    expect(r.stdout).toMatch(/RED tests · cwd \S+ · env PYTEST_ADDOPTS, PYTHONPATH · exit 1 · /);
     expect(r.stdout).toContain('-    end = start + page_size - 1');
     expect(r.stdout).toMatch(/test_pager\.py::test_second_page_full\s+✘ failed\s+✔ passed/);
     expect(r.stdout).toContain(`${N} fixture(s) replayed: valid ${N}`);

@@ -24,6 +24,8 @@ const LIMITED: Record<string, () => SandboxBackend> = {
   docker: () => engine(),
   podman: () => engine({ docker: podmanClient(), name: 'podman' }),
 };
+/** The backends that cap the workspace's size. */
+const SIZED = ['bwrap', 'docker'];
 const available = (await backendCases()).map((c) => c.name).filter((n) => n in LIMITED && (n !== 'bwrap' || process.getuid?.() === 0));
 
 /** The oracle "fixes" store.save by writing far more than the sandbox may hold: 5 GB, or a 1 GiB string in memory. */
@@ -66,12 +68,14 @@ describe.skipIf(!available.length).each(available)('sandbox limits: %s', (name) 
     expect(byId.memory?.reason).toContain(`killed: out of memory (limit ${MEMORY_MB} MiB)`);
   });
 
-  test('a test writing 5 GB is stopped at the size limit, and the verdict names it', async (ctx) => {
-    // Podman before 4.4 refuses a size on a tmpfs volume: the limit is not enforced there (and 5 GB must not be written).
-    await (await backend.create({ runId: 'limits', fixtureId: 'probe' })).destroy();
-    if ((backend as { sizedVolumes?: boolean }).sizedVolumes === false) ctx.skip(`${name} cannot limit a volume's size here`);
-    const { byId } = await selfcheckProject(disk, { backend });
-    expect(byId.disk?.verdict).toBe('not_green');
-    expect(byId.disk?.reason).toMatch(new RegExp(`no space left: .* is full \\(size limit ${DISK_MB} MiB\\)`));
-  });
+  // Podman before 4.4 (Debian bookworm's) refuses a size on a tmpfs volume: it has no size limit
+  // (README), so 5 GB must not be written there.
+  if (SIZED.includes(name))
+    test('a test writing 5 GB is stopped at the size limit, and the verdict names it', async () => {
+      await (await backend.create({ runId: 'limits', fixtureId: 'probe' })).destroy();
+      expect((backend as { sizedVolumes?: boolean }).sizedVolumes).not.toBe(false);
+      const { byId } = await selfcheckProject(disk, { backend });
+      expect(byId.disk?.verdict).toBe('not_green');
+      expect(byId.disk?.reason).toMatch(new RegExp(`no space left: .* is full \\(size limit ${DISK_MB} MiB\\)`));
+    });
 });
