@@ -16,6 +16,7 @@ import { bareWork } from './bare.js';
 import { benchE2B } from './e2b.js';
 import { benchReports } from './reports.js';
 import { benchInterrupt } from './interrupt.js';
+import { benchStartup } from './startup.js';
 import { median, ms, p95, timeIt } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -147,6 +148,7 @@ async function main(): Promise<void> {
   console.log(`redgreen bench — node ${process.version}, ${os.cpus().length} cpus, ${fixtures.length} fixtures`);
   const local = new LocalBackend({ cacheDir: paths.cacheDir });
   const small = fixtures.find((f) => f.id === 'bug02_off_by_one') ?? fixtures[0]!;
+  benchStartup(small.id);
   const others: SandboxBackend[] = [];
   const bwrap = new BwrapBackend({ cacheDir: paths.cacheDir });
   if (

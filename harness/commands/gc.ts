@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { BACKENDS, backendNamed } from '../sandbox/backends.js';
+import { backendNamed, GC_BACKENDS } from '../sandbox/backends.js';
 
 /** Backends that can collect what dead runs left. */
-export const GC_BACKENDS = BACKENDS.filter((b) => b.gc).map((b) => b.name);
 
 export const GcOptionsSchema = z.object({
   backend: z.enum(GC_BACKENDS as [string, ...string[]]).default('docker'),

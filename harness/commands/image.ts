@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { RedgreenError } from '../errors.js';
 import { DEFAULT_IMAGE, DEFAULT_SUITE } from '../sandbox/docker/image.js';
-import { BACKENDS, backendNamed } from '../sandbox/backends.js';
-
-/** Backends that run containers from images, and so can have one built. */
-export const IMAGE_BACKENDS = BACKENDS.filter((b) => b.buildImage).map((b) => b.name);
+import { backendNamed, IMAGE_BACKENDS } from '../sandbox/backends.js';
 
 export const ImageBuildOptionsSchema = z.object({
   backend: z.enum(IMAGE_BACKENDS as [string, ...string[]]).default('docker'),

@@ -10,6 +10,10 @@ import type { BackendContext, BackendDescriptor, BackendFlag } from './registry.
 /** Every backend redgreen has. A new backend is a folder with a descriptor, and one line here. */
 export const BACKENDS: readonly BackendDescriptor[] = [localBackend, bwrapBackend, dockerBackend, podmanBackend, e2bBackend];
 
+/** Backends `redgreen gc` can clean up, and those that run containers from images (`image build`). */
+export const GC_BACKENDS = BACKENDS.filter((b) => b.gc).map((b) => b.name);
+export const IMAGE_BACKENDS = BACKENDS.filter((b) => b.buildImage).map((b) => b.name);
+
 /** The backend of this name; a usage error listing the others when there is none. */
 export function backendNamed(name: string): BackendDescriptor {
   const d = BACKENDS.find((b) => b.name === name);

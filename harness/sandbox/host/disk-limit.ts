@@ -1,5 +1,5 @@
+import { execFile } from 'node:child_process';
 import { statfs } from 'node:fs/promises';
-import { execa } from 'execa';
 import { FULL_BELOW_BYTES, MIB } from '../core/limits.js';
 
 /**
@@ -10,13 +10,20 @@ import { FULL_BELOW_BYTES, MIB } from '../core/limits.js';
  */
 export async function mountSizeLimit(dir: string, mb: number): Promise<{ ok: true } | { ok: false; why: string }> {
   if (process.getuid?.() !== 0) return { ok: false, why: 'mounting a size-limited tmpfs needs root' };
-  const r = await execa('mount', ['-t', 'tmpfs', '-o', `size=${mb * MIB},mode=0700`, 'tmpfs', dir], { reject: false });
-  return r.exitCode === 0 ? { ok: true } : { ok: false, why: `mount failed: ${String(r.stderr || r.message).trim()}` };
+  const r = await run('mount', ['-t', 'tmpfs', '-o', `size=${mb * MIB},mode=0700`, 'tmpfs', dir]);
+  return r.ok ? { ok: true } : { ok: false, why: `mount failed: ${r.error}` };
 }
 
 /** Never throws: a lazy unmount, so a file still held open cannot keep it. */
 export async function unmountSizeLimit(dir: string): Promise<void> {
-  await execa('umount', ['-l', dir], { reject: false });
+  await run('umount', ['-l', dir]);
+}
+
+/** mount(8) and umount(8), without execa: every host sandbox's cleanup (and `validate`, through gc) loads this file. */
+function run(cmd: string, args: string[]): Promise<{ ok: boolean; error: string }> {
+  return new Promise((resolve) =>
+    execFile(cmd, args, (err, _stdout, stderr) => resolve({ ok: !err, error: String(stderr || err?.message || '').trim() })),
+  );
 }
 
 /** Whether the filesystem holding `dir` is full (a write failed there for lack of room). */
