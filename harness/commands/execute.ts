@@ -28,6 +28,8 @@ export interface ExecuteInput {
   options: RunOptions;
   provider: PatchProvider;
   baseline?: boolean;
+  /** `run --strict`: patches the audit flags are rejected. */
+  strict?: boolean;
   /** Fixtures already loaded (several runs over the same set). */
   discovery?: Discovery;
   /** Appended to the run id, to tell runs of several models apart. */
@@ -112,6 +114,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       mode: input.mode,
       provider: input.provider,
       baseline: input.baseline ?? true,
+      strict: input.strict ?? false,
       fixtures,
       broken,
       backend,

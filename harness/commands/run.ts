@@ -6,7 +6,6 @@ import { RunOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { discoverFixtures } from '../fixtures/load.js';
-import { strictAudit } from '../pipeline/patch-phase.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import { loadResumePoint } from '../transcripts/resume.js';
 import { execute, printOutcomes, worstExitCode, type ExecuteOutcome } from './execute.js';
@@ -41,7 +40,6 @@ export async function run(ids: string[], options: AgentRunOptions): Promise<numb
   } else if (options.agent === 'nop') providers = [nopProvider];
   else if (options.agent === 'oracle') providers = [oracleProvider];
   else providers = [commandAgent(options.agent!, { timeoutSec: options.agentTimeout, network: options.agentNetwork })];
-  if (options.strict) providers = providers.map(strictAudit);
 
   const resume = options.resume ? { runId: options.resume, force: options.force } : undefined;
   if (resume && providers.length > 1) {
@@ -68,6 +66,7 @@ export async function run(ids: string[], options: AgentRunOptions): Promise<numb
       options,
       provider,
       baseline: options.baseline,
+      strict: options.strict,
       discovery,
       label,
       ...(resume ? { resume } : {}),

@@ -11,7 +11,7 @@ import type { FixtureContext } from './context.js';
 import { runSetup } from './setup.js';
 import type { SetupCache } from './setup-cache.js';
 import type { FixtureEvent } from './events.js';
-import { applyPatch, FIXTURE_META_FILES, inspectPatch, type InspectedPatch } from './patch-phase.js';
+import { applyPatch, FIXTURE_META_FILES, inspectPatch, patchEvent, type InspectedPatch } from './patch-phase.js';
 import { PhaseTimer } from './phase-timer.js';
 import type { PatchProvider } from './provider.js';
 import type { FixtureResult, PatchSummary, TestPhase } from './result.js';
@@ -27,6 +27,8 @@ export interface FixtureRunOptions {
   repeat: number;
   /** Run mode: run the unpatched tests first (RED baseline). Selfcheck always does. */
   baseline: boolean;
+  /** `run --strict`: a patch the audit flags is rejected (never applied), not only marked suspicious. */
+  strict?: boolean;
   signal: AbortSignal;
   emit: (event: FixtureEvent) => void;
   setupCache?: SetupCache | null;
@@ -72,7 +74,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
         o.provider.kind === 'agent'
           ? await timer.run('agent', () => o.provider.patchFor(fixture, ctx))
           : await o.provider.patchFor(fixture, ctx);
-      const inspected = await inspectPatch(input, fixture, { allowEmpty: mode === 'run' });
+      const inspected = await inspectPatch(input, fixture, { allowEmpty: mode === 'run', strict: mode === 'run' && !!o.strict });
       patch = inspected.summary;
       if (input.agentError) graded = { verdict: 'agent_error', reason: input.agentError };
       else if (input.timedOut) graded = { verdict: 'timeout', reason: input.missing ?? 'the agent hit its time limit' };
@@ -86,16 +88,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
         const refused = mode === 'run' ? refuseBeforeRun(fixture.manifest.tests, patch, { gradeEmpty: !!o.provider.gradesEmpty }) : null;
         if (refused) {
           // Nothing of a refused patch is ever written anywhere; the transcript still shows it.
-          emit({
-            type: 'patch',
-            source: patch.source,
-            sha256: patch.sha256,
-            text: inspected.text,
-            status: patch.status,
-            ...(patch.reason ? { reason: patch.reason } : {}),
-            files: patch.files,
-            tampered: [],
-          });
+          emit(patchEvent(patch, inspected.text));
           graded = refused;
         } else {
           sandbox = await timer.run('create', () =>

@@ -9,7 +9,7 @@ import { protectedMatcher } from '../patch/protect.js';
 import { syncPatch } from '../patch/sync.js';
 import { adapterFor } from '../results/index.js';
 import type { FixtureContext } from './context.js';
-import type { PatchProvider } from './provider.js';
+import type { FixtureEvent } from './events.js';
 import type { PatchSummary } from './result.js';
 
 /** A patch as a source gives it: its text, or why there is none. */
@@ -22,8 +22,6 @@ export interface PatchInput {
   timedOut?: boolean;
   /** The agent command failed (could not start, or exited non-zero) having changed nothing. */
   agentError?: string;
-  /** `run --strict`: a patch the audit flags is rejected (never applied), not only marked suspicious. */
-  strict?: boolean;
 }
 
 export interface InspectedPatch {
@@ -39,8 +37,15 @@ export function sha256(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Parses and guards a patch against the fixture's tree, before anything is written anywhere. */
-export async function inspectPatch(input: PatchInput, fixture: Fixture, options: { allowEmpty?: boolean } = {}): Promise<InspectedPatch> {
+/**
+ * Parses, guards and audits a patch against the fixture's tree, before anything is written
+ * anywhere. With `strict` (`run --strict`), a patch the audit flags is refused as unsafe.
+ */
+export async function inspectPatch(
+  input: PatchInput,
+  fixture: Fixture,
+  options: { allowEmpty?: boolean; strict?: boolean } = {},
+): Promise<InspectedPatch> {
   const base = { source: input.source, files: [], tampered: [], fuzzy: false };
   if (input.text === null) {
     return { summary: { ...base, sha256: null, status: 'missing', reason: input.missing ?? 'no patch' }, parsed: null, text: null };
@@ -60,7 +65,7 @@ export async function inspectPatch(input: PatchInput, fixture: Fixture, options:
       files: touchedPaths(parsed),
       ...(audit.length ? { audit } : {}),
     };
-    if (input.strict && audit.length) {
+    if (options.strict && audit.length) {
       const reason = `it reaches into test-framework internals (refused by --strict): ${describeAudit(audit)}`;
       return { summary: { ...summary, status: 'unsafe', reason }, parsed: null, text: input.text };
     }
@@ -72,14 +77,23 @@ export async function inspectPatch(input: PatchInput, fixture: Fixture, options:
   }
 }
 
-/** The same patch source (providers are plain objects), with every patch it gives audited under `run --strict`. */
-export function strictAudit(provider: PatchProvider): PatchProvider {
-  return { ...provider, patchFor: async (fixture, ctx) => ({ ...(await provider.patchFor(fixture, ctx)), strict: true }) };
-}
-
 /** Protected globs: the manifest's plus the runner's own test infrastructure. */
 export function protectedGlobs(fixture: Fixture): string[] {
   return [...fixture.manifest.protected, ...(adapterFor(fixture.manifest.runner).infrastructure ?? [])];
+}
+
+/** The transcript's record of a patch as it was given (what became of it follows as file and error events). */
+export function patchEvent(summary: PatchSummary, text: string | null): FixtureEvent {
+  return {
+    type: 'patch',
+    source: summary.source,
+    sha256: summary.sha256,
+    text,
+    status: summary.status,
+    ...(summary.reason ? { reason: summary.reason } : {}),
+    files: summary.files,
+    tampered: [],
+  };
 }
 
 /** Applies an inspected patch in the staging copy, then writes the changed files into the sandbox. */
@@ -90,16 +104,7 @@ export async function applyPatch(
   options: { fuzzy?: boolean } = {},
 ): Promise<PatchSummary> {
   const { summary, parsed, text } = patch;
-  ctx.emit({
-    type: 'patch',
-    source: summary.source,
-    sha256: summary.sha256,
-    text,
-    status: summary.status,
-    ...(summary.reason ? { reason: summary.reason } : {}),
-    files: summary.files,
-    tampered: [],
-  });
+  ctx.emit(patchEvent(summary, text));
   if (summary.status === 'none' && summary.reason === 'empty patch') return { ...summary, status: 'applied' };
   if (!parsed || text === null || !staging) return summary;
   const stage = await staging;

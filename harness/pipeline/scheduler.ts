@@ -20,6 +20,8 @@ export interface ScheduleOptions {
   provider: PatchProvider;
   /** Run mode: the RED baseline before grading (default on). */
   baseline?: boolean;
+  /** Run mode: `--strict` (see FixtureRunOptions). */
+  strict?: boolean;
   /** Infrastructure errors are retried this many times, with exponential backoff. */
   infraRetries?: number;
   retryBaseMs?: number;
@@ -146,6 +148,7 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
               provider: o.provider,
               repeat: o.repeat,
               baseline: o.baseline ?? true,
+              strict: o.strict ?? false,
               signal: o.signal,
               emit: (event) => o.observer.onEvent?.(fixture.id, event),
               clock0,

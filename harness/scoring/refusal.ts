@@ -1,23 +1,15 @@
 import type { Manifest } from '../fixtures/manifest.js';
 import type { PatchSummary } from '../patch/summary.js';
-import type { AgentVerdict } from './verdicts.js';
-
-export interface Refusal {
-  verdict: AgentVerdict;
-  reason: string;
-  failToPass: { passed: number; total: number } | null;
-  passToPass: null;
-}
+import { scoreAgent, type AgentScore } from './agent.js';
 
 /**
  * Run mode: a patch that cannot change the outcome is graded before any sandbox, setup or RED run.
  * `patch` is the inspected summary, with the staging copy's answer when the patch was tried there.
  * An empty patch is unresolved (the baseline makes failToPass fail by definition) unless the
- * empty patch is the point (`run --agent nop` measures that the fixtures stay RED).
+ * empty patch is the point (`run --agent nop` measures that the fixtures stay RED); any other
+ * patch that will not be applied gets scoreAgent's own verdict for it.
  */
-export function refuseBeforeRun(tests: Manifest['tests'], patch: PatchSummary, options: { gradeEmpty: boolean }): Refusal | null {
-  const none = { failToPass: null, passToPass: null } as const;
-  if (patch.status === 'unsafe') return { ...none, verdict: 'rejected', reason: `unsafe patch: ${patch.reason ?? ''}` };
+export function refuseBeforeRun(tests: Manifest['tests'], patch: PatchSummary, options: { gradeEmpty: boolean }): AgentScore | null {
   if (patch.status === 'none' && patch.reason === 'empty patch') {
     if (options.gradeEmpty) return null;
     return {
@@ -25,12 +17,10 @@ export function refuseBeforeRun(tests: Manifest['tests'], patch: PatchSummary, o
       reason: `empty patch: nothing changed, so nothing was run; failToPass 0/${tests.failToPass.length}`,
       failToPass: { passed: 0, total: tests.failToPass.length },
       passToPass: null,
+      flakyDependence: [],
     };
   }
   if (patch.status === 'none' || patch.status === 'applied') return null;
-  return {
-    ...none,
-    verdict: 'patch_error',
-    reason: `${patch.status.replace(/_/g, ' ')}: ${patch.reason ?? ''} (refused before any sandbox)`,
-  };
+  const refused = scoreAgent(tests, patch, null);
+  return refused.verdict === 'patch_error' ? { ...refused, reason: `${refused.reason} (refused before any sandbox)` } : refused;
 }

@@ -65,6 +65,7 @@ export async function runProject(
     repeat?: number;
     signal?: AbortSignal;
     baseline?: boolean;
+    strict?: boolean;
     setupCache?: SetupCache;
     backend?: SandboxBackend;
   },
@@ -80,6 +81,7 @@ export async function runProject(
     mode: opts.mode,
     provider: opts.provider,
     baseline: opts.baseline ?? true,
+    strict: opts.strict ?? false,
     retryBaseMs: 10,
     concurrency: 2,
     repeat: opts.repeat ?? 1,

@@ -2,7 +2,6 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { mapProvider, oracleProvider } from '../../harness/agents/static.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
-import { strictAudit } from '../../harness/pipeline/patch-phase.js';
 import { REPO } from '../helpers/cli.js';
 import { ADD_PY, ADD_TEST, makeProject, PYTEST, runProject, type InlineFixture, type Project } from '../helpers/project.js';
 
@@ -268,7 +267,7 @@ async function grade(f: Forgery, options: { strict?: boolean } = {}): Promise<Fi
   project = await makeProject({ forged: await f.fixture() });
   const text = await diffTrees({ [f.file]: f.before }, { [f.file]: f.forged });
   const provider = mapProvider('forger', new Map([['forged', { source: 'forger', text }]]));
-  const r = await runProject(project, { mode: 'run', provider: options.strict ? strictAudit(provider) : provider });
+  const r = await runProject(project, { mode: 'run', provider, strict: !!options.strict });
   return r.byId.forged!;
 }
 
@@ -303,7 +302,7 @@ describe('forged passes are caught', () => {
     ['vitest', vitestFixture],
   ] as const)('an honest fix (%s oracle) is resolved, with no audit finding and no disagreement', async (_name, make) => {
     project = await makeProject({ honest: await make() });
-    const strict = await runProject(project, { mode: 'run', provider: strictAudit(oracleProvider) });
+    const strict = await runProject(project, { mode: 'run', provider: oracleProvider, strict: true });
     const r = strict.byId.honest!;
     expect(r.verdict, r.reason).toBe('resolved');
     expect(r.patch?.audit).toBeUndefined();
