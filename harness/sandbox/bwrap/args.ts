@@ -77,6 +77,18 @@ export interface BwrapArgsInput {
 }
 
 /**
+ * What runs as the namespace's init: a shell that runs the command as an ordinary foreground child
+ * (default signal dispositions, so `kill -9 $$` and SIGINT behave as anywhere else; an init is
+ * immune to signals from inside its namespace), reaps whatever is re-parented to it while it
+ * waits, and exits with the command's status. Through sh, a missing program exits 127 as on every
+ * backend (bwrap itself would say 1).
+ */
+export function bwrapArgv(command: string | readonly string[]): string[] {
+  const inner = typeof command === 'string' ? ['/bin/sh', '-c', command] : [...command];
+  return ['/bin/sh', '-c', '"$@"; exit $?', 'sh', ...inner];
+}
+
+/**
  * bubblewrap's argv: every namespace unshared (with network, the user-mode namespace the command was
  * started in is shared: see user-net.ts), a read-only and minimal
  * host (system folders, selected /etc, runtime roots — never the host's home), a private
@@ -84,7 +96,10 @@ export interface BwrapArgsInput {
  * death with the harness.
  */
 export function bwrapArgs(i: BwrapArgsInput): string[] {
-  const a = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'redgreen'];
+  // --as-pid-1: the command's wrapper (bwrapArgv) is the namespace's init, and bwrap reports its
+  // exit only once the kernel has killed and reaped everything else in the namespace; with
+  // bwrap's own init, it reports the command's exit while the namespace is still being torn down.
+  const a = ['--unshare-all', '--as-pid-1', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'redgreen'];
   if (i.network) a.push('--share-net');
   for (const s of SYSTEM) {
     if (!existsSync(s)) continue;

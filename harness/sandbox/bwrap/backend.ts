@@ -1,11 +1,21 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { PACKAGE_ROOT } from '../../config/paths.js';
 import { RedgreenError } from '../../errors.js';
-import { BWRAP_CACHE, BWRAP_HOME, BWRAP_SCRATCH, BWRAP_WORKSPACE, bwrapArgs, detectRuntimeRoots, type BwrapHost } from './args.js';
+import {
+  BWRAP_CACHE,
+  BWRAP_HOME,
+  BWRAP_SCRATCH,
+  BWRAP_WORKSPACE,
+  bwrapArgs,
+  bwrapArgv,
+  detectRuntimeRoots,
+  type BwrapHost,
+} from './args.js';
 import { DEFAULT_LIMITS, limitHit, MIB, SIGXFSZ_EXIT, type LimitHit } from '../core/limits.js';
 import { isFull, mountSizeLimit, unmountSizeLimit } from '../host/disk-limit.js';
 import { SandboxCgroup, type Limits } from '../host/cgroup.js';
@@ -70,7 +80,7 @@ export class BwrapBackend implements SandboxBackend {
       sized = (await mountSizeLimit(root, this.limits.diskMb)).ok;
       await Promise.all(['workspace', 'scratch', 'home', 'tmp'].map((d) => mkdir(path.join(root, d))));
       const id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
-      await writeOwner(root, id, spec.runId);
+      writeOwner(root, id, spec.runId);
       const cgroup = await SandboxCgroup.create(`redgreen-${id}`, this.limits);
       return new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized);
     } catch (e) {
@@ -78,6 +88,15 @@ export class BwrapBackend implements SandboxBackend {
       await rm(root, { recursive: true, force: true });
       throw e;
     }
+  }
+}
+
+/** The children of a process (Linux /proc/<pid>/task/<pid>/children); none if it cannot tell. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
   }
 }
 
@@ -126,8 +145,7 @@ class BwrapSandbox extends HostSandbox {
     this.assertAlive();
     const cwd = options.cwd ? this.inside(await this.files.toHost(options.cwd)) : BWRAP_WORKSPACE;
     if (typeof command !== 'string' && !command.length) throw new RedgreenError('USAGE', 'exec needs a command');
-    // Through sh, so a missing program exits 127 as on every backend (bwrap itself would say 1).
-    const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : ['/bin/sh', '-c', 'exec "$@"', 'sh', ...command];
+    const argv = bwrapArgv(command);
     const cache = options.network && this.options.cacheDir ? this.options.cacheDir : undefined;
     if (cache) await mkdir(cache, { recursive: true });
     const env = {
@@ -186,6 +204,25 @@ class BwrapSandbox extends HostSandbox {
   private async closeNet(net: UserNet): Promise<void> {
     await net.close();
     this.nets.delete(net);
+  }
+
+  /**
+   * The command's bwrap (whose pid is the process group) reports its exit once its namespace's
+   * init is gone, and the kernel removes an init only after everything else in its namespace:
+   * killing the init, not bwrap, makes the exit the harness sees mean that nothing of the command
+   * is left. Before bwrap has started its init, there is only the group to kill.
+   */
+  protected override stopCommand(pgid: number | undefined, kill: () => Promise<unknown>): Promise<unknown> {
+    const inits = pgid ? childrenOf(pgid) : [];
+    if (!inits.length) return kill();
+    for (const pid of inits) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    return Promise.resolve();
   }
 
   /** Which limit a failed command ran into: the cgroup's counters, SIGXFSZ, a full sandbox folder. */

@@ -1,11 +1,12 @@
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { keepReason, sweep, type GcOptions } from '../core/gc.js';
 import { currentOwner, liveness, type Owner } from '../core/owner.js';
 import { unmountSizeLimit } from './disk-limit.js';
 import { SandboxCgroup } from './cgroup.js';
-import { killTree } from './kill.js';
+import { killSandbox } from './kill.js';
 
 const OWNER = 'owner.json';
 
@@ -14,10 +15,10 @@ interface OwnerFile extends Owner {
   runId: string;
 }
 
-/** Marks a host sandbox folder with the harness process that owns it, for `gc` after a kill -9. */
-export function writeOwner(root: string, sandboxId: string, runId: string): Promise<void> {
+/** Marks a host sandbox folder with the harness process that owns it, for `gc` after a kill -9 (a tiny file: written at once). */
+export function writeOwner(root: string, sandboxId: string, runId: string): void {
   const owner: OwnerFile = { ...currentOwner(), sandboxId, runId };
-  return writeFile(path.join(root, OWNER), JSON.stringify(owner));
+  writeFileSync(path.join(root, OWNER), JSON.stringify(owner));
 }
 
 /**
@@ -44,7 +45,7 @@ async function readOwner(root: string): Promise<OwnerFile | null> {
 
 /** Kills the processes still carrying the sandbox's marker, then deletes its cgroup, its size-limit mount and folder. */
 async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
-  await killTree(undefined, owner.sandboxId);
+  await killSandbox(owner.sandboxId);
   await SandboxCgroup.existing(`redgreen-${owner.sandboxId}`).remove();
   if (process.getuid?.() === 0) await unmountSizeLimit(root);
   await rm(root, { recursive: true, force: true });

@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
 import { RedgreenError } from '../../errors.js';
 import type { HostFiles } from './files.js';
-import { killTree } from './kill.js';
+import { killTree, PidWindow } from './kill.js';
 import { runProcess } from './process.js';
-import { MARKER_VAR } from '../core/kill-script.js';
+import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
 /**
@@ -13,7 +13,9 @@ import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, Uplo
 export abstract class HostSandbox implements Sandbox {
   abstract readonly backend: string;
   private destroyed = false;
-  private readonly running = new Set<Promise<unknown>>();
+  /** Commands still running, each with the kill of its own process tree. */
+  private readonly running = new Map<Promise<unknown>, () => Promise<unknown>>();
+  private execs = 0;
 
   constructor(
     readonly id: string,
@@ -31,9 +33,9 @@ export abstract class HostSandbox implements Sandbox {
   }
 
   /**
-   * Runs one process of this sandbox: it and all it starts carry the sandbox's marker (so a
-   * timeout or destroy kills the whole tree), and it is kept known, so destroy can wait for it
-   * after killing it.
+   * Runs one process of this sandbox: it and all it starts carry the sandbox's marker and the
+   * command's own (so a timeout or destroy kills exactly its tree, found among the pids handed out
+   * since it started), and it is kept known, so destroy can kill it and wait for it.
    */
   protected async run(
     file: string,
@@ -42,20 +44,28 @@ export abstract class HostSandbox implements Sandbox {
     env: Record<string, string>,
     options: ExecOptions,
   ): Promise<ExecResult> {
+    const marker = `${this.id}.${++this.execs}`;
+    const window = PidWindow.open();
+    let pgid: number | undefined;
+    const kill = () => killTree(pgid, marker, window);
+    const stop = () => this.stopCommand(pgid, kill);
     const run = runProcess(file, args, {
       cwd,
-      env: { ...env, [MARKER_VAR]: this.id },
+      env: { ...env, [MARKER_VAR]: this.id, [EXEC_MARKER_VAR]: marker },
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.maxOutputBytes,
       onOutput: options.onOutput,
       signal: options.signal,
-      killTree: (pgid) => killTree(pgid, this.id),
+      killTree: kill,
+      stop,
+      onSpawn: (group) => (pgid = group),
     });
-    this.running.add(run);
+    this.running.set(run, stop);
     try {
       return await run;
     } finally {
       this.running.delete(run);
+      window?.close();
     }
   }
 
@@ -79,6 +89,14 @@ export abstract class HostSandbox implements Sandbox {
     return this.files.readFile(p);
   }
 
+  /**
+   * Stops a command that is still running (timeout, abort, destroy). Its exit is reported once
+   * the process is gone, and `kill` then runs again for anything left behind.
+   */
+  protected stopCommand(_pgid: number | undefined, kill: () => Promise<unknown>): Promise<unknown> {
+    return kill();
+  }
+
   /** Releases what a subclass holds besides the folder (a cgroup). */
   protected async release(): Promise<void> {}
 
@@ -86,8 +104,8 @@ export abstract class HostSandbox implements Sandbox {
     if (this.destroyed) return;
     this.destroyed = true;
     try {
-      await killTree(undefined, this.id);
-      await Promise.allSettled([...this.running]);
+      await Promise.all([...this.running.values()].map((kill) => kill()));
+      await Promise.allSettled([...this.running.keys()]);
       await this.release();
     } catch {
       // destroy never throws; removal below still runs
