@@ -13,6 +13,8 @@ export interface FileChange {
   /** Lines added to a new symlink (its target), when newMode is 120000. */
   symlinkTarget?: string;
   hunks: number;
+  /** This section's lines in the patch text split at "\n": [first, end) (for reading its hunks). */
+  lines: [number, number];
 }
 
 export interface ParsedPatch {
@@ -78,6 +80,8 @@ type Section = FileChange & {
   toName?: string;
 };
 
+const section = (s: Omit<Section, 'lines'>, at: number): Section => ({ ...s, lines: [at, at] });
+
 /**
  * How a section votes for the -p level: 1 when its two sides start with different folders
  * (a/ b/, old/ new/), 0 when a side has no folder or both share it (`git diff --no-prefix`,
@@ -109,25 +113,30 @@ export function parsePatch(text: string): ParsedPatch {
   const files: Section[] = [];
   let cur: Section | null = null;
   let inBinary = false;
-  const push = () => {
-    if (cur) files.push(cur);
+  const push = (end: number) => {
+    if (!cur) return;
+    cur.lines[1] = end;
+    files.push(cur);
   };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.replace(/\r$/, '');
     if (line.startsWith('diff --git ')) {
-      push();
+      push(i);
       inBinary = false;
       const pair = splitGitPaths(line.slice('diff --git '.length));
       const names: [string, string] | null = pair ? [unquotePath(pair[0]), unquotePath(pair[1])] : null;
-      cur = { oldPath: names?.[0] ?? null, newPath: names?.[1] ?? null, kind: 'modify', binary: false, hunks: 0, git: true, pair: names };
+      cur = section(
+        { oldPath: names?.[0] ?? null, newPath: names?.[1] ?? null, kind: 'modify', binary: false, hunks: 0, git: true, pair: names },
+        i,
+      );
       continue;
     }
     if (line.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')) {
       const oldP = headerPath(line.slice(4));
       const newP = headerPath(lines[i + 1]!.replace(/\r$/, '').slice(4));
       if (!cur || cur.hunks > 0 || !cur.git) {
-        push();
-        cur = { oldPath: oldP, newPath: newP, kind: 'modify', binary: false, hunks: 0, git: false, pair: null };
+        push(i);
+        cur = section({ oldPath: oldP, newPath: newP, kind: 'modify', binary: false, hunks: 0, git: false, pair: null }, i);
       } else {
         cur.oldPath = oldP;
         cur.newPath = newP;
@@ -165,7 +174,7 @@ export function parsePatch(text: string): ParsedPatch {
       cur.symlinkTarget = line.slice(1);
     }
   }
-  push();
+  push(lines.length);
   const meaningful = files.filter((f) => f.hunks > 0 || f.binary || f.oldMode || f.newMode || f.kind !== 'modify');
   if (!meaningful.length) {
     throw new RedgreenError(
@@ -178,12 +187,13 @@ export function parsePatch(text: string): ParsedPatch {
   const votes = meaningful.map(stripVote).filter((v) => v !== null);
   const strip = votes.length && votes.every((v) => v === 1) ? 1 : 0;
   return {
-    files: meaningful.map(({ oldPath, newPath, kind, oldMode, newMode, binary, symlinkTarget, hunks, fromName, toName }) => ({
+    files: meaningful.map(({ oldPath, newPath, kind, oldMode, newMode, binary, symlinkTarget, hunks, fromName, toName, lines }) => ({
       oldPath: fromName ?? stripPrefix(oldPath, strip),
       newPath: toName ?? stripPrefix(newPath, strip),
       kind,
       binary,
       hunks,
+      lines,
       ...(oldMode ? { oldMode } : {}),
       ...(newMode ? { newMode } : {}),
       ...(symlinkTarget !== undefined ? { symlinkTarget } : {}),

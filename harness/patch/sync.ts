@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import { lstat, readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { FileToWrite, Sandbox } from '../sandbox/core/types.js';
-import { touchedPaths, type ParsedPatch } from './parse.js';
+import type { PatchedFile } from './exact.js';
 
 export interface SyncResult {
   written: { path: string; bytes: number; sha256: string }[];
@@ -12,30 +10,27 @@ export interface SyncResult {
 }
 
 /**
- * Writes what a patch changed in the staging tree into the sandbox. Protected paths are left as
- * the fixture has them, so a patch cannot weaken or forge the tests.
+ * Writes what a patch changed (the files an applied patch left) into the sandbox. Protected paths
+ * are left as the fixture has them, so a patch cannot weaken or forge the tests.
  */
 export async function syncPatch(
   sandbox: Sandbox,
-  stagingDir: string,
-  patch: ParsedPatch,
+  files: ReadonlyMap<string, PatchedFile>,
   isProtected: (p: string) => boolean,
 ): Promise<SyncResult> {
   const result: SyncResult = { written: [], removed: [], tampered: [] };
   const writes: FileToWrite[] = [];
-  for (const rel of touchedPaths(patch).sort()) {
+  for (const rel of [...files.keys()].sort()) {
     if (isProtected(rel)) {
       result.tampered.push(rel);
       continue;
     }
-    const abs = path.join(stagingDir, rel);
-    const st = await lstat(abs).catch(() => null);
-    if (!st) {
+    const file = files.get(rel)!;
+    if (file === null) {
       result.removed.push(rel);
-    } else if (st.isFile()) {
-      const content = await readFile(abs);
-      writes.push({ path: rel, content, mode: st.mode & 0o777 });
-      result.written.push({ path: rel, bytes: content.length, sha256: createHash('sha256').update(content).digest('hex') });
+    } else {
+      writes.push({ path: rel, content: file.content, mode: file.mode });
+      result.written.push({ path: rel, bytes: file.content.length, sha256: createHash('sha256').update(file.content).digest('hex') });
     }
   }
   if (result.removed.length) await sandbox.removeFiles(result.removed);

@@ -1,7 +1,7 @@
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { issueProblem } from '../fixtures/issue.js';
 import type { Fixture } from '../fixtures/load.js';
-import { Staging } from '../patch/apply.js';
+import type { ApplyOutcome } from '../patch/apply.js';
 import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
 import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
@@ -11,7 +11,7 @@ import type { FixtureContext } from './context.js';
 import { runSetup } from './setup.js';
 import type { SetupCache } from './setup-cache.js';
 import type { FixtureEvent } from './events.js';
-import { applyPatch, FIXTURE_META_FILES, inspectPatch, patchEvent, type InspectedPatch } from './patch-phase.js';
+import { applyPatch, FIXTURE_META_FILES, inspectPatch, patchEvent, preparePatch, type InspectedPatch } from './patch-phase.js';
 import { PhaseTimer } from './phase-timer.js';
 import type { PatchProvider } from './provider.js';
 import type { FixtureResult, PatchSummary, TestPhase } from './result.js';
@@ -49,7 +49,8 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   const t0 = performance.now();
   const timer = new PhaseTimer(emit, o.clock0);
   let sandbox: Sandbox | null = null;
-  let staging: Promise<Staging> | null = null;
+  /** The patch applied to the fixture's files on the host, once (a run checks it before any sandbox). */
+  let prepared: Promise<ApplyOutcome> | null = null;
   let red: TestPhase | null = null;
   let green: TestPhase | null = null;
   let patch: PatchSummary | null = null;
@@ -80,10 +81,10 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
       else if (input.timedOut) graded = { verdict: 'timeout', reason: input.missing ?? 'the agent hit its time limit' };
       else {
         // Run mode: a patch that is missing, unsafe, empty or does not apply to the fixture (tried
-        // on the staging copy) gets its verdict before any sandbox, setup or RED run.
+        // on the host) gets its verdict before any sandbox, setup or RED run.
         if (mode === 'run' && inspected.parsed) {
-          staging = Staging.create(fixture.dir, FIXTURE_META_FILES);
-          patch = await timer.run('patch', () => stagedOutcome(inspected, staging!));
+          prepared = preparePatch(inspected, fixture, { fuzzy: true });
+          patch = await timer.run('patch', () => preparedOutcome(inspected, prepared!));
         }
         const refused = mode === 'run' ? refuseBeforeRun(fixture.manifest.tests, patch, { gradeEmpty: !!o.provider.gradesEmpty }) : null;
         if (refused) {
@@ -98,7 +99,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
               ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}),
             }),
           );
-          const out = await score(o, timer, sandbox, inspected, staging, (s) => (staging = s));
+          const out = await score(o, timer, sandbox, inspected, prepared, (p) => (prepared = p));
           ({ red, green, patch, graded } = out);
         }
       }
@@ -112,10 +113,8 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   } finally {
     const sb = sandbox as Sandbox | null;
     if (sb) await timer.run('destroy', () => sb.destroy());
-    await (staging as Promise<Staging> | null)?.then(
-      (s) => s.dispose(),
-      () => undefined,
-    );
+    // The git fallback's copy is removed when its apply ends: wait for it, so nothing outlives the run.
+    await (prepared as Promise<ApplyOutcome> | null)?.catch(() => undefined);
   }
   emit({ type: 'verdict', verdict: graded.verdict, reason: graded.reason });
   return {
@@ -139,9 +138,9 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   };
 }
 
-/** The inspected patch as the staging copy takes it: applied (kept there for the sync after RED) or why not. */
-async function stagedOutcome(inspected: InspectedPatch, staging: Promise<Staging>): Promise<PatchSummary> {
-  const outcome = await (await staging).apply(inspected.text!, inspected.parsed!, { fuzzy: true });
+/** The inspected patch as the fixture takes it: applied (its files kept for the sync after RED) or why not. */
+async function preparedOutcome(inspected: InspectedPatch, prepared: Promise<ApplyOutcome>): Promise<PatchSummary> {
+  const outcome = await prepared;
   if (outcome.status === 'applied') return inspected.summary;
   return { ...inspected.summary, status: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}) };
 }
@@ -163,8 +162,8 @@ async function score(
   timer: PhaseTimer,
   sb: Sandbox,
   inspected: InspectedPatch,
-  staged: Promise<Staging> | null,
-  keepStaging: (s: Promise<Staging>) => void,
+  staged: Promise<ApplyOutcome> | null,
+  keep: (p: Promise<ApplyOutcome> | null) => void,
 ): Promise<Scored> {
   const { fixture, emit } = o;
   const tests = fixture.manifest.tests;
@@ -175,12 +174,10 @@ async function score(
   const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null };
   const stats = await timer.run('upload', () => sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES }));
   emit({ type: 'upload', ...stats });
-  // The staging copy for the patch is made while setup and RED run (a run made it already).
-  const staging = staged ?? (inspected.parsed ? Staging.create(fixture.dir, FIXTURE_META_FILES) : null);
-  if (staging && !staged) {
-    staging.catch(() => undefined);
-    keepStaging(staging);
-  }
+  // The patch is applied on the host while setup and RED run (a run did it already).
+  const prepared = staged ?? preparePatch(inspected, fixture, { fuzzy: o.mode === 'run' });
+  prepared?.catch(() => undefined);
+  keep(prepared);
   const setupFailure = await timer.run('setup', () => runSetup(ctx));
   if (setupFailure?.timedOut) return { red, green, patch, graded: { verdict: 'timeout', reason: setupFailure.reason } };
   // Retried once by the scheduler (a download may fail by chance); failing again, it is the fixture's.
@@ -191,7 +188,7 @@ async function score(
     if (invalid) return { red, green, patch, graded: { verdict: 'invalid_fixture', reason: invalid } };
     if (red.state === 'timeout') return { red, green, patch, graded: scoreSelfcheck(tests, red, patch, null) };
   }
-  patch = await timer.run('patch', () => applyPatch(ctx, inspected, staging, { fuzzy: o.mode === 'run' }));
+  patch = await timer.run('patch', () => applyPatch(ctx, inspected, prepared));
   if (patch.status === 'applied') green = await timer.run('green', () => runTests(ctx, 'green', o.repeat));
   const graded: Graded = o.mode === 'selfcheck' ? scoreSelfcheck(tests, red!, patch, green) : scoreAgent(tests, patch, green);
   return { red, green, patch, graded };

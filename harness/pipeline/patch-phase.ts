@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isRedgreenError } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
-import { Staging } from '../patch/apply.js';
+import { applyToFixture, type ApplyOutcome } from '../patch/apply.js';
 import { auditPatch, describeAudit } from '../patch/audit.js';
 import { guardPatch } from '../patch/guard.js';
 import { parsePatch, touchedPaths, type ParsedPatch } from '../patch/parse.js';
@@ -96,25 +96,32 @@ export function patchEvent(summary: PatchSummary, text: string | null): FixtureE
   };
 }
 
-/** Applies an inspected patch in the staging copy, then writes the changed files into the sandbox. */
+/**
+ * The inspected patch applied to the fixture's files on the host (no sandbox needed): what it
+ * would leave, or why it does not apply. Null when there is nothing to apply.
+ */
+export function preparePatch(patch: InspectedPatch, fixture: Fixture, options: { fuzzy?: boolean } = {}): Promise<ApplyOutcome> | null {
+  if (!patch.parsed || patch.text === null) return null;
+  return applyToFixture(fixture.dir, FIXTURE_META_FILES, patch.text, patch.parsed, options);
+}
+
+/** Writes a prepared patch's files into the sandbox (protected ones excepted) and records them. */
 export async function applyPatch(
   ctx: FixtureContext,
   patch: InspectedPatch,
-  staging: Promise<Staging> | null,
-  options: { fuzzy?: boolean } = {},
+  prepared: Promise<ApplyOutcome> | null,
 ): Promise<PatchSummary> {
-  const { summary, parsed, text } = patch;
-  ctx.emit(patchEvent(summary, text));
+  const { summary } = patch;
+  ctx.emit(patchEvent(summary, patch.text));
   if (summary.status === 'none' && summary.reason === 'empty patch') return { ...summary, status: 'applied' };
-  if (!parsed || text === null || !staging) return summary;
-  const stage = await staging;
-  const outcome = await stage.apply(text, parsed, options);
-  if (outcome.status !== 'applied') {
+  if (!prepared) return summary;
+  const outcome = await prepared;
+  if (outcome.status !== 'applied' || !outcome.files) {
     const failed = { ...summary, status: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}) };
     ctx.emit({ type: 'error', phase: 'patch', code: 'PATCH_DOES_NOT_APPLY', message: failed.reason ?? outcome.status });
     return failed;
   }
-  const synced = await syncPatch(ctx.sandbox, stage.dir, parsed, protectedMatcher(protectedGlobs(ctx.fixture)));
+  const synced = await syncPatch(ctx.sandbox, outcome.files, protectedMatcher(protectedGlobs(ctx.fixture)));
   for (const p of synced.removed) ctx.emit({ type: 'file', phase: 'patch', path: p, bytes: 0, sha256: '', action: 'remove' });
   for (const w of synced.written) ctx.emit({ type: 'file', phase: 'patch', ...w, action: 'write' });
   return {

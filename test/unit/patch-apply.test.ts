@@ -4,7 +4,7 @@ import { access, chmod, cp, mkdir, mkdtemp, readFile, rm, stat, unlink, writeFil
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Staging } from '../../harness/patch/apply.js';
+import { applyToFixture, Staging, type ApplyOutcome } from '../../harness/patch/apply.js';
 import { parsePatch } from '../../harness/patch/parse.js';
 import { protectedMatcher } from '../../harness/patch/protect.js';
 import { syncPatch } from '../../harness/patch/sync.js';
@@ -68,28 +68,25 @@ async function patchFor(fixtureDir: string, edit: (dir: string) => Promise<void>
   return git('diff', '--cached', ...diffArgs);
 }
 
-async function staging(fixtureDir: string): Promise<Staging> {
-  const s = await Staging.create(fixtureDir, META);
+async function staging(fixtureDir: string, patchText: string): Promise<Staging> {
+  const s = await Staging.create(fixtureDir, META, parsePatch(patchText));
   cleanups.push(() => s.dispose());
   return s;
 }
 
+const apply = (fx: string, text: string, options: { fuzzy?: boolean } = {}) => applyToFixture(fx, META, text, parsePatch(text), options);
+const content = (o: ApplyOutcome, p: string) => o.files?.get(p)?.content.toString();
+
 const fixCalc = (dir: string) => writeFile(path.join(dir, 'src/calc.py'), 'def div(a, b):\n    return a / b\n');
 
-describe('Staging', () => {
-  it('copies the fixture without its metadata', async () => {
-    const s = await staging(await fixture());
-    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toContain('a // b');
-    await expect(access(path.join(s.dir, 'fixture.json'))).rejects.toThrow();
-    await expect(access(path.join(s.dir, 'ISSUE.md'))).rejects.toThrow();
-  });
-
-  it('applies a patch in its copy and leaves the fixture alone', async () => {
+describe('applyToFixture', () => {
+  it('gives the files the patch leaves and leaves the fixture alone', async () => {
     const fx = await fixture();
     const text = await patchFor(fx, fixCalc);
-    const s = await staging(fx);
-    await expect(s.apply(text, parsePatch(text))).resolves.toEqual({ status: 'applied' });
-    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toBe('def div(a, b):\n    return a / b\n');
+    const outcome = await apply(fx, text);
+    expect(outcome.status).toBe('applied');
+    expect([...outcome.files!.keys()]).toEqual(['src/calc.py']);
+    expect(content(outcome, 'src/calc.py')).toBe('def div(a, b):\n    return a / b\n');
     await expect(readFile(path.join(fx, 'src/calc.py'), 'utf8')).resolves.toContain('a // b');
   });
 
@@ -97,24 +94,14 @@ describe('Staging', () => {
     const fx = await fixture();
     const text = await patchFor(fx, fixCalc);
     await fixCalc(fx);
-    const s = await staging(fx);
-    await expect(s.apply(text, parsePatch(text))).resolves.toEqual({ status: 'already_applied', reason: 'the patch is already applied' });
-  });
-
-  it('answers the same patch a second time from the first (a run checks it before the sandbox, syncs it after RED)', async () => {
-    const fx = await fixture();
-    const text = await patchFor(fx, fixCalc);
-    const s = await staging(fx);
-    await expect(s.apply(text, parsePatch(text), { fuzzy: true })).resolves.toEqual({ status: 'applied' });
-    await expect(s.apply(text, parsePatch(text), { fuzzy: true })).resolves.toEqual({ status: 'applied' });
-    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toBe('def div(a, b):\n    return a / b\n');
+    await expect(apply(fx, text)).resolves.toEqual({ status: 'already_applied', reason: 'the patch is already applied' });
   });
 
   it("fails with git's reason when the context does not match", async () => {
     const fx = await fixture();
     const text = await patchFor(fx, fixCalc);
     await writeFile(path.join(fx, 'src/calc.py'), 'def div(a, b):\n    return int(a / b)\n');
-    const outcome = await (await staging(fx)).apply(text, parsePatch(text));
+    const outcome = await apply(fx, text);
     expect(outcome.status).toBe('failed');
     expect(outcome.reason).toMatch(/patch failed: src\/calc\.py:1/);
     expect(outcome.reason).toMatch(/src\/calc\.py: patch does not apply/);
@@ -127,43 +114,52 @@ describe('Staging', () => {
       await writeFile(path.join(dir, 'src/old.py'), 'OLD = False\n');
     });
     await writeFile(path.join(fx, 'src/old.py'), 'OLD = None\n');
-    const s = await staging(fx);
-    expect((await s.apply(text, parsePatch(text))).status).toBe('failed');
-    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toContain('a // b');
+    const outcome = await apply(fx, text);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.files).toBeUndefined();
+  });
+
+  it('applies a hunk git finds away from its stated line (git, not the exact path)', async () => {
+    const fx = await fixture();
+    const body = (op: string) => `import math\n\n\ndef div(a, b):\n    return a ${op} b\n`;
+    await writeFile(path.join(fx, 'src/calc.py'), body('//'));
+    const text = await patchFor(fx, (dir) => writeFile(path.join(dir, 'src/calc.py'), body('/')));
+    await writeFile(path.join(fx, 'src/calc.py'), `# a new first line\n${body('//')}`);
+    const outcome = await apply(fx, text);
+    expect(outcome.status).toBe('applied');
+    expect(content(outcome, 'src/calc.py')).toBe(`# a new first line\n${body('/')}`);
   });
 
   it('applies a binary patch', async () => {
     const fx = await fixture();
     const next = Buffer.concat([BINARY, Buffer.from([0, 7, 0xfe])]);
     const text = await patchFor(fx, (dir) => writeFile(path.join(dir, 'logo.bin'), next), '--binary');
-    const s = await staging(fx);
-    expect(await s.apply(text, parsePatch(text))).toEqual({ status: 'applied' });
-    expect(await readFile(path.join(s.dir, 'logo.bin'))).toEqual(next);
+    const outcome = await apply(fx, text);
+    expect(outcome.status).toBe('applied');
+    expect(outcome.files!.get('logo.bin')!.content).toEqual(next);
   });
 
   it('applies to a CRLF file and keeps its line endings', async () => {
     const fx = await fixture();
     const text = await patchFor(fx, (dir) => writeFile(path.join(dir, 'win.txt'), 'one\r\nTWO\r\n'));
-    const s = await staging(fx);
-    expect(await s.apply(text, parsePatch(text))).toEqual({ status: 'applied' });
-    await expect(readFile(path.join(s.dir, 'win.txt'), 'utf8')).resolves.toBe('one\r\nTWO\r\n');
+    const outcome = await apply(fx, text);
+    expect(outcome.status).toBe('applied');
+    expect(content(outcome, 'win.txt')).toBe('one\r\nTWO\r\n');
   });
 
   it('applies to a file with a non-ASCII name (git quotes it)', async () => {
     const fx = await fixture();
     const text = await patchFor(fx, (dir) => writeFile(path.join(dir, 'ä.txt'), 'umlaut fixed\n'));
     expect(text).toContain('"a/\\303\\244.txt"');
-    const s = await staging(fx);
-    expect(await s.apply(text, parsePatch(text))).toEqual({ status: 'applied' });
-    await expect(readFile(path.join(s.dir, 'ä.txt'), 'utf8')).resolves.toBe('umlaut fixed\n');
+    const outcome = await apply(fx, text);
+    expect(outcome.status).toBe('applied');
+    expect(content(outcome, 'ä.txt')).toBe('umlaut fixed\n');
   });
 
   it('applies a `git diff --no-prefix` patch at strip 0', async () => {
     const fx = await fixture();
     const text = await patchFor(fx, fixCalc, '--no-prefix');
-    const s = await staging(fx);
-    expect(await s.apply(text, parsePatch(text))).toEqual({ status: 'applied' });
-    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toContain('a / b');
+    expect(content(await apply(fx, text), 'src/calc.py')).toContain('a / b');
   });
 
   it('applies a plain `diff -u` patch at strip 0', async () => {
@@ -173,13 +169,36 @@ describe('Staging', () => {
     await cp(path.join(work, 'src/calc.py.orig'), path.join(work, 'src/calc.py'));
     await fixCalc(work);
     const text = spawnSync('diff', ['-u', 'src/calc.py.orig', 'src/calc.py'], { cwd: work, encoding: 'utf8' }).stdout;
-    const s = await staging(fx);
-    expect(await s.apply(text, parsePatch(text))).toEqual({ status: 'applied' });
-    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toContain('a / b');
+    expect(content(await apply(fx, text), 'src/calc.py')).toContain('a / b');
+  });
+});
+
+describe('Staging (the copy git applies in)', () => {
+  it('holds what the patch touches, never the fixture metadata', async () => {
+    const fx = await fixture();
+    const text = await patchFor(fx, fixCalc);
+    const s = await staging(fx, text);
+    await expect(readFile(path.join(s.dir, 'src/calc.py'), 'utf8')).resolves.toContain('a // b');
+    await expect(access(path.join(s.dir, 'src/old.py'))).rejects.toThrow();
+    await expect(access(path.join(s.dir, 'fixture.json'))).rejects.toThrow();
+    await expect(access(path.join(s.dir, 'ISSUE.md'))).rejects.toThrow();
+  });
+
+  it('refuses a patch that needs a folder where the fixture has a file, as git does in the whole tree', async () => {
+    const fx = await fixture();
+    const text = await patchFor(fx, async (dir) => {
+      await rm(path.join(dir, 'win.txt'));
+      await writeTree(dir, { 'win.txt/inner.txt': 'x\n' });
+    });
+    // Only the new file: the patch as an agent might send it, without the deletion.
+    const onlyNew = text.slice(text.indexOf('diff --git a/win.txt/inner.txt'));
+    expect((await apply(fx, onlyNew)).status).toBe('failed');
+    expect((await (await staging(fx, onlyNew)).apply(onlyNew, parsePatch(onlyNew))).status).toBe('failed');
   });
 
   it('removes its temp dir on dispose', async () => {
-    const s = await Staging.create(await fixture(), META);
+    const fx = await fixture();
+    const s = await Staging.create(fx, META, parsePatch(await patchFor(fx, fixCalc)));
     await s.dispose();
     await expect(access(path.dirname(s.dir))).rejects.toMatchObject({ code: 'ENOENT' });
   });
@@ -195,13 +214,12 @@ describe('syncPatch', () => {
       await writeFile(path.join(dir, 'run.sh'), 'echo hi\n');
       await chmod(path.join(dir, 'run.sh'), 0o755);
     });
-    const parsed = parsePatch(text);
-    const s = await staging(fx);
-    expect(await s.apply(text, parsed)).toEqual({ status: 'applied' });
+    const outcome = await apply(fx, text);
+    expect(outcome.status).toBe('applied');
     const sandbox = await new LocalBackend().create({ runId: 't', fixtureId: 'x' });
     try {
       await sandbox.uploadDir(fx, { skip: META });
-      const result = await syncPatch(sandbox, s.dir, parsed, protectedMatcher(['test_*.py']));
+      const result = await syncPatch(sandbox, outcome.files!, protectedMatcher(['test_*.py']));
       expect(result.tampered).toEqual(['tests/test_calc.py']);
       expect(result.removed).toEqual(['src/old.py']);
       const fixed = 'def div(a, b):\n    return a / b\n';

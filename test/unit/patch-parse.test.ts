@@ -3,7 +3,10 @@ import { chmod, mkdir, mkdtemp, rename, rm, symlink, unlink, writeFile } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parsePatch, touchedPaths, unquotePath } from '../../harness/patch/parse.js';
+import { parsePatch, touchedPaths, unquotePath, type ParsedPatch } from '../../harness/patch/parse.js';
+
+/** The headers of each section, without where it sits in the text (checked on its own below). */
+const headers = (p: ParsedPatch) => p.files.map(({ lines: _lines, ...f }) => f);
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -49,7 +52,7 @@ describe('parsePatch on real git diffs', () => {
     await writeFile(path.join(dir, 'src/calc.py'), 'a = 1\nb = 3\n');
     const p = parsePatch(diff(dir));
     expect(p).toEqual({
-      files: [{ oldPath: 'src/calc.py', newPath: 'src/calc.py', kind: 'modify', binary: false, hunks: 1 }],
+      files: [{ oldPath: 'src/calc.py', newPath: 'src/calc.py', kind: 'modify', binary: false, hunks: 1, lines: [0, 9] }],
       gitStyle: true,
       strip: 1,
       crlf: false,
@@ -61,9 +64,18 @@ describe('parsePatch on real git diffs', () => {
     await unlink(path.join(dir, 'old.txt'));
     await writeTree(dir, { 'pkg/new.txt': 'hi\n' });
     const p = parsePatch(diff(dir));
-    expect(p.files).toEqual([
+    expect(headers(p)).toEqual([
       { oldPath: 'old.txt', newPath: null, kind: 'delete', oldMode: '100644', binary: false, hunks: 1 },
       { oldPath: null, newPath: 'pkg/new.txt', kind: 'add', newMode: '100644', binary: false, hunks: 1 },
+    ]);
+  });
+
+  it("records each section's lines in the text, from its first header to the next section", () => {
+    const text =
+      'intro\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/y b/y\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-c\n+d\n';
+    expect(parsePatch(text).files.map((f) => f.lines)).toEqual([
+      [1, 7],
+      [7, 14],
     ]);
   });
 
@@ -77,7 +89,7 @@ describe('parsePatch on real git diffs', () => {
     const text = diff(dir, '-M');
     expect(text).toContain('similarity index 100%');
     // git orders sections by the new name.
-    expect(parsePatch(text).files).toEqual([
+    expect(headers(parsePatch(text))).toEqual([
       { oldPath: 'b.txt', newPath: 'c.txt', kind: 'rename', binary: false, hunks: 1 },
       { oldPath: 'a.txt', newPath: 'moved/a.txt', kind: 'rename', binary: false, hunks: 0 },
     ]);
@@ -86,7 +98,7 @@ describe('parsePatch on real git diffs', () => {
   it('reads a mode change (chmod +x) with no hunk', async () => {
     const dir = await repo({ 'run.sh': 'echo hi\n' });
     await chmod(path.join(dir, 'run.sh'), 0o755);
-    expect(parsePatch(diff(dir)).files).toEqual([
+    expect(headers(parsePatch(diff(dir)))).toEqual([
       { oldPath: 'run.sh', newPath: 'run.sh', kind: 'modify', oldMode: '100644', newMode: '100755', binary: false, hunks: 0 },
     ]);
   });
@@ -97,9 +109,9 @@ describe('parsePatch on real git diffs', () => {
     const withData = diff(dir, '--binary');
     expect(withData).toContain('GIT binary patch');
     const expected = [{ oldPath: 'img.bin', newPath: 'img.bin', kind: 'modify', binary: true, hunks: 0 }];
-    expect(parsePatch(withData).files).toEqual(expected);
+    expect(headers(parsePatch(withData))).toEqual(expected);
     expect(diff(dir)).toMatch(/^Binary files a\/img.bin and b\/img.bin differ$/m);
-    expect(parsePatch(diff(dir)).files).toEqual(expected);
+    expect(headers(parsePatch(diff(dir)))).toEqual(expected);
   });
 
   it('unquotes a non-ASCII file name, quoted or not', async () => {
@@ -117,13 +129,13 @@ describe('parsePatch on real git diffs', () => {
     await writeFile(path.join(dir, 'win.txt'), 'one\r\nTWO\r\n');
     const p = parsePatch(diff(dir));
     expect(p.crlf).toBe(true);
-    expect(p.files).toEqual([{ oldPath: 'win.txt', newPath: 'win.txt', kind: 'modify', binary: false, hunks: 1 }]);
+    expect(headers(p)).toEqual([{ oldPath: 'win.txt', newPath: 'win.txt', kind: 'modify', binary: false, hunks: 1 }]);
   });
 
   it('records the target of a new symlink', async () => {
     const dir = await repo({ 'x.txt': 'x\n' });
     await symlink('../outside', path.join(dir, 'link'));
-    expect(parsePatch(diff(dir)).files).toEqual([
+    expect(headers(parsePatch(diff(dir)))).toEqual([
       { oldPath: null, newPath: 'link', kind: 'add', newMode: '120000', symlinkTarget: '../outside', binary: false, hunks: 1 },
     ]);
   });
@@ -156,7 +168,7 @@ describe('parsePatch on plain diff -u', () => {
     const dir = await repo({ 'calc.py.orig': 'a\n', 'calc.py': 'b\n' });
     const p = parsePatch(diffU(dir, 'calc.py.orig', 'calc.py'));
     expect(p).toMatchObject({ gitStyle: false, strip: 0, crlf: false });
-    expect(p.files).toEqual([{ oldPath: 'calc.py.orig', newPath: 'calc.py', kind: 'modify', binary: false, hunks: 1 }]);
+    expect(headers(p)).toEqual([{ oldPath: 'calc.py.orig', newPath: 'calc.py', kind: 'modify', binary: false, hunks: 1 }]);
   });
 
   it('keeps a folder that both sides share (strip 0)', async () => {

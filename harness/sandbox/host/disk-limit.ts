@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import { statfs } from 'node:fs/promises';
 import { FULL_BELOW_BYTES, MIB } from '../core/limits.js';
+import { runTool } from './tool.js';
 
 /**
  * A host sandbox's size limit: its folder (workspace, scratch, HOME, /tmp) becomes a tmpfs of
@@ -19,11 +19,9 @@ export async function unmountSizeLimit(dir: string): Promise<void> {
   await run('umount', ['-l', dir]);
 }
 
-/** mount(8) and umount(8), without execa: every host sandbox's cleanup (and `validate`, through gc) loads this file. */
-function run(cmd: string, args: string[]): Promise<{ ok: boolean; error: string }> {
-  return new Promise((resolve) =>
-    execFile(cmd, args, (err, _stdout, stderr) => resolve({ ok: !err, error: String(stderr || err?.message || '').trim() })),
-  );
+async function run(cmd: string, args: string[]): Promise<{ ok: boolean; error: string }> {
+  const r = await runTool(cmd, args);
+  return { ok: r.code === 0, error: (r.stderr || r.error || '').trim() };
 }
 
 /** Whether the filesystem holding `dir` is full (a write failed there for lack of room). */
