@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'TRANSCRIPT_NOT_FOUND'
   | 'TRANSCRIPT_INVALID'
   | 'TRANSCRIPT_SCHEMA'
+  /** A transcript line or run.json could not be written (disk full, folder gone): the run's, not a fixture's. */
+  | 'TRANSCRIPT_WRITE'
   | 'REPORT_NOT_FOUND'
   | 'REPORT_INVALID'
   | 'INTERRUPTED'

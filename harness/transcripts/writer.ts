@@ -1,6 +1,8 @@
-import { appendFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { describeError, RedgreenError } from '../errors.js';
 import type { FixtureEvent, RunObserver } from '../pipeline/events.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { RUN_SCHEMA, type RunState } from './schema.js';
@@ -13,13 +15,27 @@ export async function writeAtomic(file: string, content: string): Promise<void> 
 }
 
 /**
- * transcripts/<run-id>/: run.json (replaced atomically on every change) and one append-only
- * JSONL file per fixture. Appends for one fixture are chained so lines never interleave.
+ * How often run.json follows the fixtures' progress at most. Resuming reads each fixture's
+ * result from its own transcript, so run.json's per-fixture status only informs; rewriting the
+ * whole run's state on every fixture's start and end would cost time quadratic in the run's size.
+ */
+const RUN_JSON_EVERY_MS = 250;
+
+/**
+ * transcripts/<run-id>/: run.json (replaced atomically, at most every 250 ms and at the end) and
+ * one append-only JSONL file per fixture. Each fixture's file is held open while it runs and every
+ * line is one write(2): lines never interleave, a kill -9 loses at most the line being written,
+ * and thousands of small fixtures pay no open/close per event.
  */
 export class TranscriptWriter implements RunObserver {
-  private readonly chains = new Map<string, Promise<void>>();
-  private runJson: Promise<void> = Promise.resolve();
+  private readonly files = new Map<string, number>();
   private readonly t0 = performance.now();
+  /** The save in flight, and whether the state changed since it started. */
+  private saving: Promise<void> | null = null;
+  private dirty = false;
+  private timer: NodeJS.Timeout | null = null;
+  /** The first write that failed: the run is told at close (a lost transcript is not a fixture's fault). */
+  private failure: unknown = null;
 
   private constructor(
     readonly dir: string,
@@ -29,7 +45,7 @@ export class TranscriptWriter implements RunObserver {
   /** Continues a run's transcript folder (resume): same run id, same run.json, status running again. */
   static async reopen(dir: string, state: RunState): Promise<TranscriptWriter> {
     const w = new TranscriptWriter(dir, { ...state, status: 'running' });
-    await w.saveRun();
+    await w.flush();
     return w;
   }
 
@@ -50,49 +66,87 @@ export class TranscriptWriter implements RunObserver {
       fixtures: Object.fromEntries(init.fixtureIds.map((id) => [id, { status: 'pending' as const, transcript: `${id}.jsonl` }])),
     };
     const w = new TranscriptWriter(dir, state);
-    await w.saveRun();
+    await w.flush();
     return w;
   }
 
-  private saveRun(): Promise<void> {
+  /** Writes run.json now (after any save in flight). */
+  private async flush(): Promise<void> {
+    while (this.saving) await this.saving;
     this.state.updatedAt = new Date().toISOString();
-    const snapshot = JSON.stringify(this.state, null, 2);
-    this.runJson = this.runJson.then(() => writeAtomic(path.join(this.dir, 'run.json'), snapshot));
-    return this.runJson;
+    this.dirty = false;
+    this.saving = writeAtomic(path.join(this.dir, 'run.json'), JSON.stringify(this.state, null, 2)).finally(() => (this.saving = null));
+    await this.saving;
   }
 
-  private append(fixtureId: string, record: Record<string, unknown>): Promise<void> {
+  /** A change to run.json, written within RUN_JSON_EVERY_MS. */
+  private changed(): void {
+    this.dirty = true;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.dirty) this.flush().catch((e: unknown) => (this.failure ??= e));
+    }, RUN_JSON_EVERY_MS);
+    this.timer.unref();
+  }
+
+  private append(fixtureId: string, record: Record<string, unknown>): void {
     const line = `${JSON.stringify({ t: Math.round(performance.now() - this.t0), ...record })}\n`;
-    const file = path.join(this.dir, `${fixtureId}.jsonl`);
-    const next = (this.chains.get(fixtureId) ?? Promise.resolve()).then(() => appendFile(file, line));
-    this.chains.set(fixtureId, next);
-    return next;
+    try {
+      let fd = this.files.get(fixtureId);
+      if (fd === undefined) this.files.set(fixtureId, (fd = openSync(path.join(this.dir, `${fixtureId}.jsonl`), 'a')));
+      writeSync(fd, line);
+    } catch (e) {
+      this.failure ??= e;
+    }
+  }
+
+  private closeFile(fixtureId: string): void {
+    const fd = this.files.get(fixtureId);
+    if (fd === undefined) return;
+    this.files.delete(fixtureId);
+    try {
+      closeSync(fd);
+    } catch (e) {
+      this.failure ??= e;
+    }
   }
 
   onFixtureStart(fixtureId: string): void {
     const f = this.state.fixtures[fixtureId];
     if (f) f.status = 'running';
-    void this.saveRun();
+    this.changed();
   }
 
   onEvent(fixtureId: string, event: FixtureEvent): void {
-    void this.append(fixtureId, { ts: new Date().toISOString(), ...event });
+    this.append(fixtureId, { ts: new Date().toISOString(), ...event });
   }
 
   async onFixtureEnd(fixtureId: string, result: FixtureResult): Promise<void> {
-    await this.append(fixtureId, { ts: new Date().toISOString(), type: 'result', result });
+    this.append(fixtureId, { ts: new Date().toISOString(), type: 'result', result });
+    this.closeFile(fixtureId);
     const f = this.state.fixtures[fixtureId];
     if (f) Object.assign(f, { status: 'done', verdict: result.verdict });
-    await this.saveRun();
+    this.changed();
   }
 
+  /** The final run.json; fails (after writing what it can) if any transcript write failed. */
   async close(status: RunState['status'], unfinished: string[] = []): Promise<void> {
     for (const id of unfinished) {
       const f = this.state.fixtures[id];
       if (f) f.status = 'unfinished';
     }
+    for (const id of [...this.files.keys()]) this.closeFile(id);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     this.state.status = status;
-    await Promise.all(this.chains.values());
-    await this.saveRun();
+    await this.flush();
+    if (this.failure) {
+      throw new RedgreenError(
+        'TRANSCRIPT_WRITE',
+        `the transcript in ${this.dir} is incomplete: ${describeError(this.failure)}`,
+        'check that the transcripts folder is writable and its disk has room',
+      );
+    }
   }
 }

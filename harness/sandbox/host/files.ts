@@ -1,4 +1,5 @@
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveInside } from '../core/paths.js';
 import { copyTree, walkTree } from '../core/tree.js';
@@ -34,13 +35,14 @@ export class HostFiles {
     return copyTree(await walkTree(hostDir, options), hostDir, this.workspaceHost);
   }
 
+  /** The harness writes few, small files (a patch's, a reporter): synchronously, cheaper than a promise per call. */
   async writeFiles(files: readonly FileToWrite[]): Promise<void> {
     for (const f of files) {
       const dest = await this.toHost(f.path);
-      await mkdir(path.dirname(dest), { recursive: true });
-      await rm(dest, { force: true });
-      await writeFile(dest, f.content, { mode: f.mode ?? 0o644 });
-      await chmod(dest, f.mode ?? 0o644);
+      mkdirSync(path.dirname(dest), { recursive: true });
+      rmSync(dest, { force: true });
+      writeFileSync(dest, f.content, { mode: f.mode ?? 0o644 });
+      chmodSync(dest, f.mode ?? 0o644);
     }
   }
 
