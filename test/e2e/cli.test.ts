@@ -13,7 +13,7 @@ import { runCli, spawnCli } from '../helpers/cli.js';
 import { listenReady, pythonNotify } from '../helpers/ready-socket.js';
 import { recordedRun } from '../helpers/recorded-run.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
-import { processesWith, uniqueSleep } from '../helpers/procs.js';
+import { hostFoldersOfRun, processesWith, uniqueSleep } from '../helpers/procs.js';
 
 const tempDir = useTempDirs('rg-e2e-');
 const recorded = recordedRun();
@@ -155,6 +155,7 @@ describe('redgreen CLI', () => {
     expect(r.stderr).toContain(
       `interrupted: 1 fixture(s) unfinished; to finish the run:\n  redgreen selfcheck --concurrency 2 --resume ${runs[0]}\n`,
     );
-    expect(readdirSync(os.tmpdir()).filter((d) => d.startsWith('redgreen-hang-'))).toEqual([]);
+    // No sandbox folder of the run is left (reused folders included): none names it as its owner.
+    expect(hostFoldersOfRun(runs[0]!)).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /** A number nobody else's `sleep` uses, so a test can find its own processes by command line. */
 export function uniqueSleep(): string {
@@ -19,4 +21,17 @@ export function processesWith(token: string): number[] {
     if (cmd.split('\0').includes(token)) found.push(Number(name));
   }
   return found;
+}
+
+/** Host sandbox folders (local, bwrap, staging) in the temp folder whose owner file names this run. */
+export function hostFoldersOfRun(runId: string, base: string = os.tmpdir()): string[] {
+  return readdirSync(base)
+    .filter((name) => name.startsWith('redgreen-'))
+    .filter((name) => {
+      try {
+        return (JSON.parse(readFileSync(path.join(base, name, 'owner.json'), 'utf8')) as { runId?: string }).runId === runId;
+      } catch {
+        return false;
+      }
+    });
 }

@@ -215,6 +215,29 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
     await expect(sb.exec('true')).rejects.toMatchObject({ code: 'SANDBOX_DESTROYED' });
   });
 
+  test('within a run, a new sandbox sees nothing of one destroyed before it (a backend may reuse its folders)', async () => {
+    const runBackend = await make();
+    await runBackend.open?.('conformance-reuse');
+    try {
+      const first = await runBackend.create({ runId: 'conformance-reuse', fixtureId: 'first' });
+      await first.writeFiles([{ path: 'kept.txt', content: 'x' }]);
+      await first.exec(
+        'mkdir -p .hidden ro/deep && touch .hidden/f ro/deep/f && chmod 500 ro/deep && chmod 500 ro && ' +
+          'touch "$HOME/.profile-mark" "${TMPDIR:-/tmp}/tmp-mark" "$REDGREEN_SCRATCH/scratch-mark" && chmod 700 .',
+      );
+      await first.destroy();
+      const second = await runBackend.create({ runId: 'conformance-reuse', fixtureId: 'second' });
+      extra.push(second);
+      const seen = await second.exec(
+        'ls -A; ls -A "$HOME" | grep -c mark; ls -A "${TMPDIR:-/tmp}" | grep -c mark; ls -A "$REDGREEN_SCRATCH" | grep -c mark; touch new && echo writable',
+      );
+      expect(seen.stdout).toBe('0\n0\n0\nwritable\n');
+      await expect(second.readFile('kept.txt')).rejects.toThrow();
+    } finally {
+      await runBackend.close?.();
+    }
+  });
+
   test('20 sandboxes in parallel: every output is its own and none is empty', async () => {
     const boxes = await Promise.all(Array.from({ length: 20 }, (_, i) => backend.create({ runId: 'conformance', fixtureId: `p${i}` })));
     extra.push(...boxes);

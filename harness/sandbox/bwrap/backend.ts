@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -22,6 +22,7 @@ import { SandboxCgroup, type Limits } from '../host/cgroup.js';
 import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from '../host/files.js';
 import { MARKER_VAR } from '../core/kill-script.js';
+import { HostRoots } from '../host/roots.js';
 import { HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
 import { UserNet } from './user-net.js';
@@ -48,9 +49,20 @@ export class BwrapBackend implements SandboxBackend {
   private readonly host: BwrapHost;
   private readonly limits: Limits;
 
+  private readonly roots: HostRoots;
+
   constructor(private readonly options: BwrapBackendOptions = {}) {
     this.host = { runtimeRoots: detectRuntimeRoots(process.env, [PACKAGE_ROOT, process.cwd(), ...(options.exclude ?? [])]) };
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    // As root, a sandbox's folder is a size-limited tmpfs (host/disk-limit.ts); a reused one keeps its mount.
+    this.roots = new HostRoots({
+      base: options.baseDir ?? os.tmpdir(),
+      prefix: 'redgreen-bwrap-',
+      prepare: async (root) => (await mountSizeLimit(root, this.limits.diskMb)).ok,
+      unprepare: async (root, sized) => {
+        if (sized) await unmountSizeLimit(root);
+      },
+    });
   }
 
   /** Fails once, clearly, when bubblewrap is missing or cannot create namespaces here. */
@@ -71,23 +83,26 @@ export class BwrapBackend implements SandboxBackend {
     return this.probed;
   }
 
+  async open(): Promise<void> {
+    this.roots.open();
+  }
+
   async create(spec: SandboxSpec): Promise<Sandbox> {
     await this.probe();
-    const safeId = spec.fixtureId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
-    const root = await mkdtemp(path.join(this.options.baseDir ?? os.tmpdir(), `redgreen-bwrap-${safeId}-`));
-    let sized = false;
+    const { root, prepared: sized } = await this.roots.take();
     try {
-      sized = (await mountSizeLimit(root, this.limits.diskMb)).ok;
-      await Promise.all(['workspace', 'scratch', 'home', 'tmp'].map((d) => mkdir(path.join(root, d))));
       const id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
       writeOwner(root, id, spec.runId);
       const cgroup = await SandboxCgroup.create(`redgreen-${id}`, this.limits);
-      return new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized);
+      return new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized, this.roots);
     } catch (e) {
-      if (sized) await unmountSizeLimit(root);
-      await rm(root, { recursive: true, force: true });
+      await this.roots.give(root);
       throw e;
     }
+  }
+
+  async close(): Promise<void> {
+    await this.roots.close();
   }
 }
 
@@ -115,13 +130,14 @@ class BwrapSandbox extends HostSandbox {
     private readonly options: BwrapBackendOptions,
     /** Whether the sandbox folder is a tmpfs of the disk limit (host/disk-limit.ts). */
     private readonly sized: boolean,
+    roots: HostRoots,
   ) {
     const h = (d: string) => path.join(root, d);
     const mounts = [
       { inside: BWRAP_WORKSPACE, host: h('workspace') },
       { inside: BWRAP_SCRATCH, host: h('scratch') },
     ];
-    super(id, BWRAP_WORKSPACE, BWRAP_SCRATCH, root, new HostFiles(mounts, h('workspace')));
+    super(id, BWRAP_WORKSPACE, BWRAP_SCRATCH, root, new HostFiles(mounts, h('workspace')), roots);
     this.env = sandboxEnv({
       host: process.env,
       passEnv: options.passEnv,
@@ -239,6 +255,5 @@ class BwrapSandbox extends HostSandbox {
   protected override async release(): Promise<void> {
     await Promise.all([...this.nets].map((n) => n.close()));
     await this.cgroup?.remove();
-    if (this.sized) await unmountSizeLimit(this.root);
   }
 }

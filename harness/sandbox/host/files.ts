@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveInside } from '../core/paths.js';
@@ -35,12 +35,18 @@ export class HostFiles {
     return copyTree(await walkTree(hostDir, options), hostDir, this.workspaceHost);
   }
 
-  /** The harness writes few, small files (a patch's, a reporter): synchronously, cheaper than a promise per call. */
+  /**
+   * The harness writes few, small files (a patch's, a reporter): synchronously, cheaper than a
+   * promise per call. A file is replaced as git replaces it (a new file, so another link to the
+   * old one keeps the old content), or, when it has no other link, rewritten in place, which
+   * nothing can tell apart and which makes no new inode.
+   */
   async writeFiles(files: readonly FileToWrite[]): Promise<void> {
     for (const f of files) {
       const dest = await this.toHost(f.path);
       mkdirSync(path.dirname(dest), { recursive: true });
-      rmSync(dest, { force: true });
+      const st = lstatSync(dest, { throwIfNoEntry: false });
+      if (st && !(st.isFile() && st.nlink === 1)) rmSync(dest, { force: true });
       writeFileSync(dest, f.content, { mode: f.mode ?? 0o644 });
       chmodSync(dest, f.mode ?? 0o644);
     }

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
 import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from './files.js';
+import { HostRoots } from './roots.js';
 import { HostSandbox } from './sandbox.js';
 import { writeOwner } from './gc.js';
 import { MARKER_VAR } from '../core/kill-script.js';
@@ -27,22 +26,25 @@ export interface LocalBackendOptions {
  */
 export class LocalBackend implements SandboxBackend {
   readonly name = 'local';
-  constructor(private readonly options: LocalBackendOptions = {}) {}
+  private readonly roots: HostRoots;
+
+  constructor(private readonly options: LocalBackendOptions = {}) {
+    this.roots = new HostRoots({ base: options.baseDir ?? os.tmpdir(), prefix: 'redgreen-local-' });
+  }
+
+  async open(): Promise<void> {
+    this.roots.open();
+  }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
-    const base = this.options.baseDir ?? os.tmpdir();
-    const safeId = spec.fixtureId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
-    // A few syscalls, made at once: cheaper than a promise each, for thousands of small fixtures.
-    const root = mkdtempSync(path.join(base, `redgreen-${safeId}-`));
-    try {
-      for (const d of ['workspace', 'scratch', 'home', 'tmp']) mkdirSync(path.join(root, d));
-    } catch (e) {
-      await rm(root, { recursive: true, force: true });
-      throw e;
-    }
-    const sandbox = new LocalSandbox(root, this.options);
+    const { root } = await this.roots.take();
+    const sandbox = new LocalSandbox(root, this.options, this.roots);
     writeOwner(root, sandbox.id, spec.runId);
     return sandbox;
+  }
+
+  async close(): Promise<void> {
+    await this.roots.close();
   }
 }
 
@@ -50,14 +52,14 @@ class LocalSandbox extends HostSandbox {
   readonly backend = 'local';
   private readonly env: Record<string, string>;
 
-  constructor(root: string, options: LocalBackendOptions) {
+  constructor(root: string, options: LocalBackendOptions, roots: HostRoots) {
     const workdir = path.join(root, 'workspace');
     const scratch = path.join(root, 'scratch');
     const files = new HostFiles(
       [workdir, scratch].map((d) => ({ inside: d, host: d })),
       workdir,
     );
-    super(`${path.basename(root)}-${randomBytes(4).toString('hex')}`, workdir, scratch, root, files);
+    super(`${path.basename(root)}-${randomBytes(4).toString('hex')}`, workdir, scratch, root, files, roots);
     const cache = options.cacheDir;
     this.env = sandboxEnv({
       host: process.env,

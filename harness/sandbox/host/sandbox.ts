@@ -1,6 +1,6 @@
-import { rm } from 'node:fs/promises';
 import { RedgreenError } from '../../errors.js';
 import type { HostFiles } from './files.js';
+import type { HostRoots } from './roots.js';
 import { killTree, PidWindow } from './kill.js';
 import { runProcess } from './process.js';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
@@ -24,6 +24,8 @@ export abstract class HostSandbox implements Sandbox {
     /** The host folder holding everything of this sandbox. */
     protected readonly root: string,
     protected readonly files: HostFiles,
+    /** Where the root goes back when the sandbox is destroyed (emptied for another, or removed). */
+    private readonly roots: HostRoots,
   ) {}
 
   abstract exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
@@ -110,6 +112,6 @@ export abstract class HostSandbox implements Sandbox {
     } catch {
       // destroy never throws; removal below still runs
     }
-    await rm(this.root, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+    await this.roots.give(this.root);
   }
 }

@@ -1,0 +1,106 @@
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+
+/** The folders of a host sandbox, inside its root. */
+export const SANDBOX_DIRS = ['workspace', 'scratch', 'home', 'tmp'] as const;
+
+/** What mkdir gives a new folder: its mode is put back on a reused one. */
+const DIR_MODE = 0o777 & ~process.umask();
+
+export interface HostRootsOptions {
+  /** Where roots are made (a temp folder). */
+  base: string;
+  /** Folder name prefix, e.g. `redgreen-local-`. */
+  prefix: string;
+  /** Turns a new root into a sandbox's (a size-limited mount); returns what `discard` must undo. */
+  prepare?: (root: string) => Promise<boolean>;
+  /** Undoes `prepare` before the root is removed. */
+  unprepare?: (root: string, prepared: boolean) => Promise<void>;
+}
+
+/**
+ * The folders host sandboxes live in, made once and emptied for the next sandbox instead of being
+ * removed and made again. Each sandbox still gets folders that are exactly as new — empty, with a
+ * new folder's mode — and nothing of the one before: its processes are gone before its folders
+ * come back (destroy), and a folder that cannot be emptied completely is removed instead. What
+ * this saves is the filesystem's work: five folders made and removed per fixture cost more than a
+ * small fixture's own files (an ext4 without a journal, say, scans past every inode it freed
+ * recently before it hands out a new one).
+ */
+export class HostRoots {
+  private readonly free: string[] = [];
+  private readonly prepared = new Map<string, boolean>();
+  /** Between open and close (a run): roots come back for reuse; otherwise they are removed at once. */
+  private reusing = false;
+
+  constructor(private readonly o: HostRootsOptions) {}
+
+  /** A root with its empty SANDBOX_DIRS, and whether `prepare` applied to it. */
+  async take(): Promise<{ root: string; prepared: boolean }> {
+    const reused = this.free.pop();
+    if (reused) return { root: reused, prepared: this.prepared.get(reused)! };
+    const root = mkdtempSync(path.join(this.o.base, this.o.prefix));
+    let prepared = false;
+    try {
+      prepared = (await this.o.prepare?.(root)) ?? false;
+      for (const d of SANDBOX_DIRS) mkdirSync(path.join(root, d));
+    } catch (e) {
+      await this.discard(root, prepared);
+      throw e;
+    }
+    this.prepared.set(root, prepared);
+    return { root, prepared };
+  }
+
+  /** From now until close, roots that come back are kept for the next sandbox. */
+  open(): void {
+    this.reusing = true;
+  }
+
+  /** Takes a sandbox's root back once nothing of it runs any more: emptied for the next one, or removed. */
+  async give(root: string): Promise<void> {
+    if (this.reusing && empty(root)) {
+      this.free.push(root);
+      return;
+    }
+    await this.discard(root, this.prepared.get(root) ?? false);
+  }
+
+  /** Removes every root kept for reuse; later ones are removed as they come back. Never throws. */
+  async close(): Promise<void> {
+    this.reusing = false;
+    await Promise.all(this.free.splice(0).map((r) => this.discard(r, this.prepared.get(r) ?? false)));
+  }
+
+  private async discard(root: string, prepared: boolean): Promise<void> {
+    this.prepared.delete(root);
+    await this.o.unprepare?.(root, prepared).catch(() => undefined);
+    await rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+  }
+}
+
+/**
+ * Empties a root's sandbox folders (whatever a command left: hidden files, read-only folders,
+ * other files beside them) and gives the folders a new folder's mode; false when it could not,
+ * and the root must go. Small trees are the common case: synchronous calls, no promise each.
+ */
+function empty(root: string): boolean {
+  try {
+    for (const name of readdirSync(root)) {
+      if (name === 'owner.json') continue;
+      const p = path.join(root, name);
+      if (!(SANDBOX_DIRS as readonly string[]).includes(name)) {
+        rmSync(p, { recursive: true, force: true });
+        continue;
+      }
+      // A folder a command replaced (by a symlink, say) is never followed: the root goes.
+      if (!lstatSync(p).isDirectory()) return false;
+      chmodSync(p, DIR_MODE);
+      for (const child of readdirSync(p)) rmSync(path.join(p, child), { recursive: true, force: true });
+    }
+    return SANDBOX_DIRS.every((d) => lstatSync(path.join(root, d)).isDirectory() && readdirSync(path.join(root, d)).length === 0);
+  } catch {
+    return false;
+  }
+}
