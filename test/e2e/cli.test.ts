@@ -59,7 +59,7 @@ describe('redgreen CLI', () => {
     expect((await runCli(['new', 'bad_bug'], { cwd: root })).code).toBe(0);
     const manifest = path.join(root, 'fixtures/bad_bug/fixture.json');
     const json = JSON.parse(await readFile(manifest, 'utf8')) as { runner: string };
-    json.runner = 'mocha';
+    json.runner = 'nose';
     await writeFile(manifest, JSON.stringify(json));
     const r = await runCli(['validate'], { cwd: root });
     expect(r.code).toBe(2);

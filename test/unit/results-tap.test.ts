@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { avaAdapter } from '../../harness/results/ava.js';
+import { parseTap } from '../../harness/results/tap.js';
+import { tapAdapter } from '../../harness/results/tap-runner.js';
+import { capturedInput, statuses } from '../helpers/captured.js';
+
+// Captured by test/helpers/capture-runner-output.sh: ava --tap, tape and node's TAP reporter, as their adapters run them.
+describe('ava adapter (TAP)', () => {
+  it('appends --tap to the ava command (after -- for an npm script)', () => {
+    expect(avaAdapter.prepare({ command: 'npx ava', workdir: '/w', scratchDir: '/s', env: {} })).toEqual({
+      command: 'npx ava --tap',
+      env: {},
+    });
+    expect(avaAdapter.prepare({ command: 'npm test', workdir: '/w', scratchDir: '/s', env: {} }).command).toBe('npm test -- --tap');
+  });
+
+  it("reads ava's file-prefixed titles and every status; a crashed file is an error named after it", async () => {
+    const report = avaAdapter.parse(await capturedInput('ava', '/WORK/ava'));
+    expect(report.source).toBe('tap');
+    expect(statuses(report.tests)).toEqual({
+      'cart › passes': 'passed',
+      'cart › fails': 'failed',
+      'cart › skipped': 'skipped',
+      'cart › later': 'skipped', // test.todo
+      'cart › known bug': 'passed', // test.failing that fails as expected
+      // Parametrised through a macro.
+      'cart › doubles 1': 'passed',
+      'cart › doubles 2': 'failed',
+      'cart › logs': 'passed',
+      'sub › deep › passes': 'passed',
+      // A before hook that threw.
+      'hook › before hook': 'failed',
+      // A file that did not load: ava reports its error, then the file's exit.
+      "Error [ERR_MODULE_NOT_FOUND]: Cannot find module 'test/missing.js' imported from test/broken.test.js": 'failed',
+      'test/broken.test.js': 'error',
+    });
+    expect(report.counts).toEqual({ passed: 5, failed: 4, errors: 1, skipped: 2, total: 12 });
+  });
+
+  it('keeps what the diagnostics say about a failure', async () => {
+    const byId = new Map(avaAdapter.parse(await capturedInput('ava', '/WORK/ava')).tests.map((t) => [t.id, t.message]));
+    expect(byId.get('cart › fails')!.split('\n').slice(0, 2)).toEqual(['name: AssertionError', 'assertion: t.is()']);
+    expect(byId.get('hook › before hook')).toBe('Error thrown in test');
+    expect(byId.get('test/broken.test.js')).toBe('test/broken.test.js exited with a non-zero exit code: 1');
+  });
+});
+
+describe('tap adapter: tape and other TAP producers', () => {
+  it('runs the command as it is: its TAP on stdout is the report', () => {
+    expect(tapAdapter.prepare({ command: "npx tape 'test/*.js'", workdir: '/w', scratchDir: '/s', env: {} })).toEqual({
+      command: "npx tape 'test/*.js'",
+      env: {},
+    });
+  });
+
+  it('tape: a test is a `# name` group of assertions; the test the run died in is an error', async () => {
+    const report = tapAdapter.parse(await capturedInput('tap-tape', '/WORK/tape'));
+    expect(report.source).toBe('tap');
+    expect(statuses(report.tests)).toEqual({
+      adds: 'failed',
+      nested: 'passed',
+      inner: 'passed', // t.test: tape prints subtests flat
+      skipped: 'skipped',
+      todo: 'skipped', // a todo's failing assertion is not a failure
+      'doubles 1': 'passed',
+      'doubles 2': 'failed',
+      'doubles 1 [2]': 'failed',
+      'b works': 'passed',
+      throws: 'error',
+    });
+    const byId = new Map(report.tests.map((t) => [t.id, t.message]));
+    expect(byId.get('adds')!.split('\n').slice(0, 4)).toEqual(['two plus two', 'operator: equal', 'expected: 5', 'actual:   4']);
+    expect(byId.get('throws')).toBe('the TAP stream ended inside this test (the run crashed or was killed)');
+  });
+
+  it("node's TAP reporter: subtests by their path; a file that failed is named relative to the workspace", async () => {
+    const report = tapAdapter.parse(await capturedInput('tap-node', '/WORK/tap-node'));
+    expect(statuses(report.tests)).toEqual({
+      'outer > inner > deep': 'passed',
+      'outer > inner > deep fails': 'failed',
+      'outer > skipped': 'skipped',
+      'outer > later': 'skipped',
+      'outer > same name': 'passed',
+      'outer > same name [2]': 'failed',
+      'needs db > reads': 'failed', // cancelled by the hook that failed
+      'top level # with a hash': 'passed',
+      'test/syntax.test.js': 'failed',
+    });
+    const byId = new Map(report.tests.map((t) => [t.id, t.message]));
+    expect(byId.get('outer > inner > deep fails')!.split('\n')[0]).toBe('Expected values to be strictly deep-equal:');
+    expect(byId.get('outer > same name [2]')).toBe('the second one fails');
+  });
+
+  it('says so when the command printed no TAP', () => {
+    expect(tapAdapter.parse({ report: null, stdout: 'hello\n', stderr: '', exitCode: 1, workdir: '/w' })).toMatchObject({
+      source: 'none',
+      tests: [],
+      note: 'the test command printed no TAP on stdout',
+    });
+  });
+});
+
+describe('parseTap', () => {
+  it('a parent that failed with no failing subtest broke on its own; a bail out is an error', () => {
+    const stream = [
+      'TAP version 14',
+      '# Subtest: suite',
+      '    ok 1 - a',
+      '    1..1',
+      'not ok 1 - suite',
+      '  ---',
+      "  error: 'afterAll hook failed'",
+      '  ...',
+      'Bail out! database down',
+    ].join('\n');
+    expect(parseTap(stream)).toEqual({
+      tests: [
+        { id: 'suite > a', status: 'passed' },
+        { id: 'suite', status: 'error', message: 'afterAll hook failed' },
+        { id: 'Bail out!', status: 'error', message: 'database down' },
+      ],
+      bailOut: 'database down',
+    });
+  });
+
+  it('a stream cut inside a subtest: its finished subtests count, and the open parent is an error', () => {
+    const stream = ['TAP version 13', '# Subtest: outer', '    # Subtest: first', '    ok 1 - first', '    # Subtest: second'].join('\n');
+    expect(parseTap(stream).tests).toEqual([
+      { id: 'outer > first', status: 'passed' },
+      { id: 'outer', status: 'error', message: 'the TAP stream ended inside this test (the run crashed or was killed)' },
+    ]);
+  });
+
+  it('ignores the output of the tests between TAP lines, and escaped hashes are part of a name', () => {
+    expect(parseTap('TAP version 13\nok 1 - a \\# b\nconsole output\nnot ok 2 - c # TODO later\n1..2\n').tests).toEqual([
+      { id: 'a # b', status: 'passed' },
+      { id: 'c', status: 'skipped' },
+    ]);
+  });
+});
