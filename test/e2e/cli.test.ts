@@ -68,6 +68,18 @@ describe('redgreen CLI', () => {
     expect(r.stdout).toContain('✔ ok_bug');
   });
 
+  test('validate refuses a command the adapter cannot append its report options to', async () => {
+    const root = await tempDir();
+    expect((await runCli(['new', 'wrapped', '--runner', 'jest'], { cwd: root })).code).toBe(0);
+    const manifest = path.join(root, 'fixtures/wrapped/fixture.json');
+    const json = JSON.parse(await readFile(manifest, 'utf8')) as { test: { command: string } };
+    json.test.command = 'make check';
+    await writeFile(manifest, JSON.stringify(json));
+    const r = await runCli(['validate'], { cwd: root });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toContain('jest: test.command must end with the jest invocation (e.g. "npx jest")');
+  });
+
   test('new scaffolds a fixture that passes selfcheck, and --write records its test lists', async () => {
     const root = await tempDir();
     const created = await runCli(['new', 'my_bug', '--runner', 'unittest'], { cwd: root });
