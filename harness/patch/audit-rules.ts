@@ -30,6 +30,8 @@ export const HARNESS_REPORT_NAMES = [
   'redgreen-mocha-reporter',
   'uvu.jsonl',
   'redgreen-uvu-reporter',
+  'ava.jsonl',
+  'redgreen-ava-reporter',
   'PYTEST_ADDOPTS',
   'REDGREEN_SCRATCH',
   'REDGREEN_WORKSPACE',

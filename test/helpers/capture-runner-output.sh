@@ -708,7 +708,7 @@ run_adapter() { # run_adapter <runner> <out-dir> <project-dir> <command>: as the
     node --input-type=module -e "
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import ts from '$REPO/node_modules/typescript/lib/typescript.js';
-for (const f of ['types', 'append-args', 'jest-json', 'jest', 'mocha', 'mocha-reporter', 'load-error', 'tap', 'tap-runner', 'ava', 'uvu', 'uvu-reporter']) {
+for (const f of ['types', 'append-args', 'jest-json', 'jest', 'mocha', 'mocha-reporter', 'load-error', 'tap', 'tap-runner', 'ava', 'ava-reporter', 'uvu', 'uvu-reporter']) {
   const src = readFileSync('$REPO/harness/results/' + f + '.ts', 'utf8');
   const out = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
   writeFileSync('$dir/' + f + '.js', out.outputText);
@@ -880,6 +880,9 @@ EOF
 echo "import { nope } from './missing.js'; import test from 'ava'; test('x', (t) => t.pass(nope));" >"$A/test/broken.test.js"
 printf "import test from 'ava';\n\ntest('passes', (t) => t.pass());\n" >"$A/test/sub/deep.test.js"
 run_adapter ava "$DATA/ava" "$A" "npx ava"
+# The same files in child processes instead of worker threads.
+run_adapter ava "$DATA/ava-processes" "$A" "npx ava --no-worker-threads"
+sha256sum "$REPO/harness/results/ava-reporter.ts" | cut -d' ' -f1 >"$DATA/ava/reporter.sha256"
 fi
 
 if want tap; then

@@ -1,50 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { avaAdapter } from '../../harness/results/ava.js';
 import { parseTap } from '../../harness/results/tap.js';
 import { tapAdapter } from '../../harness/results/tap-runner.js';
 import { capturedInput, statuses } from '../helpers/captured.js';
 
-// Captured by test/helpers/capture-runner-output.sh: ava --tap, tape and node's TAP reporter, as their adapters run them.
-describe('ava adapter (TAP)', () => {
-  it('appends --tap to the ava command (after -- for an npm script)', () => {
-    expect(avaAdapter.prepare({ command: 'npx ava', workdir: '/w', scratchDir: '/s', env: {} })).toEqual({
-      command: 'npx ava --tap',
-      env: {},
-    });
-    expect(avaAdapter.prepare({ command: 'npm test', workdir: '/w', scratchDir: '/s', env: {} }).command).toBe('npm test -- --tap');
-  });
-
-  it("reads ava's file-prefixed titles and every status; a crashed file is an error named after it", async () => {
-    const report = avaAdapter.parse(await capturedInput('ava', '/WORK/ava'));
-    expect(report.source).toBe('tap');
-    expect(statuses(report.tests)).toEqual({
-      'cart › passes': 'passed',
-      'cart › fails': 'failed',
-      'cart › skipped': 'skipped',
-      'cart › later': 'skipped', // test.todo
-      'cart › known bug': 'passed', // test.failing that fails as expected
-      // Parametrised through a macro.
-      'cart › doubles 1': 'passed',
-      'cart › doubles 2': 'failed',
-      'cart › logs': 'passed',
-      'sub › deep › passes': 'passed',
-      // A before hook that threw.
-      'hook › before hook': 'failed',
-      // A file that did not load: ava reports its error, then the file's exit.
-      "Error [ERR_MODULE_NOT_FOUND]: Cannot find module 'test/missing.js' imported from test/broken.test.js": 'failed',
-      'test/broken.test.js': 'error',
-    });
-    expect(report.counts).toEqual({ passed: 5, failed: 4, errors: 1, skipped: 2, total: 12 });
-  });
-
-  it('keeps what the diagnostics say about a failure', async () => {
-    const byId = new Map(avaAdapter.parse(await capturedInput('ava', '/WORK/ava')).tests.map((t) => [t.id, t.message]));
-    expect(byId.get('cart › fails')!.split('\n').slice(0, 2)).toEqual(['name: AssertionError', 'assertion: t.is()']);
-    expect(byId.get('hook › before hook')).toBe('Error thrown in test');
-    expect(byId.get('test/broken.test.js')).toBe('test/broken.test.js exited with a non-zero exit code: 1');
-  });
-});
-
+// Captured by test/helpers/capture-runner-output.sh: tape and node's TAP reporter, as the tap adapter runs them.
 describe('tap adapter: tape and other TAP producers', () => {
   it('runs the command as it is: its TAP on stdout is the report', () => {
     expect(tapAdapter.prepare({ command: "npx tape 'test/*.js'", workdir: '/w', scratchDir: '/s', env: {} })).toEqual({
