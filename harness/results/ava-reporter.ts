@@ -44,8 +44,8 @@ if (file) {
     observe(message);
     return post.call(this, message, ...rest);
   };
-} else if (typeof process.send === 'function') {
-  // A child process learns its file from the options ava sends it first.
+} else if (typeof process.send === 'function' && /[\\\\/]ava[\\\\/]lib[\\\\/]worker[\\\\/]base\\.js$/.test(process.argv[1] || '')) {
+  // A child process (ava forks lib/worker/base.js) learns its file from the options ava sends it first.
   const onOptions = (message) => {
     const options = message && message.ava && message.ava.type === 'options' && message.ava.options;
     if (!options) return;
