@@ -23,11 +23,12 @@ function RedgreenMochaReporter(runner, options) {
   const tests = [];
   const record = (t, status, err) => {
     const hook = t.type === 'hook';
-    // A failed hook stands for the tests of its suite that it stopped: one entry at the suite.
-    const where = hook ? t.parent : t;
+    // A failed hook stands for the tests of its suite that it stopped: one entry at the suite, whose
+    // titles are the hook's own without its last (also with --parallel, where the suite arrives
+    // serialised without its titles).
     tests.push({
-      file: t.file || (where && where.file) || null,
-      path: hook ? titles(where) : titles(t),
+      file: t.file || (t.parent && t.parent.file) || null,
+      path: hook ? titles(t).slice(0, -1) : titles(t),
       hook: hook ? String(t.title).replace(/ for ".*"$/, '') : undefined,
       status,
       durationMs: typeof t.duration === 'number' ? t.duration : undefined,

@@ -830,6 +830,8 @@ describe('each', () => {
 });
 EOF
 run_adapter mocha "$DATA/mocha" "$M" "npx mocha"
+# The same files in mocha's worker processes: the reporter gets the results serialised.
+run_adapter mocha "$DATA/mocha-parallel" "$M" "npx mocha --parallel"
 # A file that does not load: mocha stops before any test, with no report.
 ML="$WORK/mocha-load"; js_project "$ML"; mkdir -p "$ML/test"
 echo "it('fine', () => {});" >"$ML/test/a.test.js"

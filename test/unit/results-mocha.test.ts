@@ -48,6 +48,12 @@ describe('mocha adapter', () => {
       'test/hook.test.js::each': 'error',
     });
     expect(report.counts).toEqual({ passed: 3, failed: 3, errors: 2, skipped: 2, total: 10 });
+    // With --parallel, the reporter gets the same results from mocha's worker processes.
+    const parallel = mochaAdapter.parse({
+      ...(await capturedInput('mocha-parallel', WORKDIR)),
+      report: await captured('mocha-parallel/report.json'),
+    });
+    expect(statuses(parallel.tests)).toEqual(statuses(report.tests));
     // mocha's exit code is its number of failures, hooks included.
     expect((await input()).exitCode).toBe(5);
   });
