@@ -33,6 +33,7 @@ describe('detectProject: JavaScript', () => {
       runner: 'jest',
       language: 'javascript',
       command: 'npx jest --coverage',
+      env: {},
       setup: { commands: ['npm ci --no-audit --no-fund'], network: true },
       testFiles: ['**/__tests__/**/*.[jt]s?(x)', '**/*.{test,spec}.[jt]s?(x)'],
       reasons: ['scripts.test is `jest --coverage`, which runs `jest`; package.json has jest 29.7.0', 'package-lock.json: npm ci'],
@@ -53,6 +54,31 @@ describe('detectProject: JavaScript', () => {
     ['cross-env CI=1 jest --watchAll', 'jest', 'CI=1 npx jest'],
   ])('`%s` runs %s as `%s`', (script, runner, command) => {
     expect(runnerOfCommand(script)).toMatchObject({ runner, command });
+  });
+
+  test('NODE_OPTIONS the script sets goes to env, where the adapters that preload a module add theirs', async () => {
+    const d = detected(
+      await detectProject(
+        await project({
+          'package.json': {
+            scripts: { test: "cross-env NODE_OPTIONS='--no-warnings' TZ=UTC uvu tests" },
+            devDependencies: { uvu: '0.5.6' },
+          },
+        }),
+      ),
+    );
+    expect([d.command, d.env]).toEqual(['TZ=UTC npx uvu tests', { NODE_OPTIONS: '--no-warnings' }]);
+  });
+
+  test('a test script that runs other scripts by name is followed to the runner', async () => {
+    const scripts = { test: 'run-s lint test:*', lint: 'eslint .', 'test:unit': 'npm run build && mocha dist' };
+    const named = detected(
+      await detectProject(await project({ 'package.json': { scripts: { ...scripts, test: 'run-s lint test:unit' } } })),
+    );
+    expect([named.runner, named.command]).toEqual(['mocha', 'npm run test:unit']);
+    expect(named.reasons[0]).toBe(
+      'scripts.test is `run-s lint test:unit` (through scripts.test:unit: `npm run build && mocha dist`), which runs `mocha`',
+    );
   });
 
   test('a build step before the runner stays: npm test runs it, and the options go to the runner at the end', async () => {
