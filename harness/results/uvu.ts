@@ -40,7 +40,33 @@ export function parseUvuReport(jsonl: string, workdir: string): { tests: TestCas
   return { tests: numberRepeats(tests), ran };
 }
 
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+/**
+ * Without the preloaded module's report, uvu's own output still names its failures (`FAIL suite
+ * "name"` and the message under it), never its passes: a fallback that can show a run failing,
+ * with ids `suite > name` that name no file.
+ */
+export function uvuFailuresFromStdout(stdout: string): TestCase[] {
+  const lines = stdout.replace(ANSI, '').split('\n');
+  const tests: TestCase[] = [];
+  lines.forEach((line, i) => {
+    const m = /^\s*FAIL\s+(?:(.*?)\s+)?"(.*)"\s*$/.exec(line);
+    if (!m) return;
+    const end = lines.findIndex((l, j) => j > i && /^\s*FAIL\s/.test(l));
+    const message = firstLines(lines.slice(i + 1, end < 0 ? undefined : end).join('\n'));
+    tests.push({ id: [m[1], m[2]].filter(Boolean).join(' > '), status: 'failed', ...(message ? { message } : {}) });
+  });
+  return numberRepeats(tests);
+}
+
+const NO_REPORT = "uvu left no report (the harness's preloaded module did not run)";
+
 function parse(input: ParseInput): TestReport {
+  const printed = input.report === null ? uvuFailuresFromStdout(input.stdout) : [];
+  if (printed.length) {
+    return { source: 'stdout', tests: printed, counts: countTests(printed), note: `${NO_REPORT}: only the failures uvu printed are known` };
+  }
   const { tests, ran } = input.report === null ? { tests: [], ran: null } : parseUvuReport(input.report, input.workdir);
   // uvu loads every test file before it runs any: one that does not load ends the run with its
   // error on stderr and no test run.
@@ -48,8 +74,7 @@ function parse(input: ParseInput): TestReport {
     const broken = loadErrorEntry(input.stderr, input.workdir, 'uvu');
     return { source: 'stdout', tests: [broken], counts: countTests([broken]), note: 'uvu stopped before running any test' };
   }
-  if (input.report === null)
-    return { source: 'none', tests: [], counts: countTests([]), note: "uvu left no report (the harness's preloaded module did not run)" };
+  if (input.report === null) return { source: 'none', tests: [], counts: countTests([]), note: NO_REPORT };
   return { source: 'json', tests, counts: countTests(tests), ...(ran === false ? { note: 'uvu did not finish its run' } : {}) };
 }
 

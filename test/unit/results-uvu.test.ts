@@ -85,8 +85,20 @@ describe('uvu adapter', () => {
     expect(report.tests[0]!.message!.split('\n')[0]).toMatch(/^Error \[ERR_MODULE_NOT_FOUND\]: Cannot find module/);
   });
 
-  it('says why when the preloaded module left no report', async () => {
-    expect(uvuAdapter.parse({ ...(await input()), report: null, exitCode: 0 })).toMatchObject({
+  it('without the report, reads the failures uvu printed (their suite and name: uvu names no file, and no pass)', async () => {
+    const report = uvuAdapter.parse({ ...(await input()), report: null });
+    expect(report).toMatchObject({
+      source: 'stdout',
+      note: "uvu left no report (the harness's preloaded module did not run): only the failures uvu printed are known",
+    });
+    expect(statuses(report.tests)).toEqual({
+      'each > uses it': 'failed',
+      'add > fails': 'failed',
+      'add > doubles 2': 'failed',
+      'add > doubles 1': 'failed',
+    });
+    expect(report.tests.find((t) => t.id === 'add > fails')!.message!.split('\n')[0]).toBe('Expected values to be strictly equal:  (is)');
+    expect(uvuAdapter.parse({ ...(await input()), report: null, stdout: '', exitCode: 0 })).toMatchObject({
       source: 'none',
       tests: [],
       note: "uvu left no report (the harness's preloaded module did not run)",
