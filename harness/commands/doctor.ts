@@ -18,6 +18,9 @@ interface Tool {
   runners?: readonly Runner[];
 }
 
+/** Runners installed from npm in a fixture's setup and started through npx. */
+const NPM_RUNNERS: readonly Runner[] = ['vitest', 'jest', 'mocha', 'ava', 'tap', 'uvu'];
+
 const TOOLS: readonly Tool[] = [
   { name: 'git', check: ['git', '--version'], fix: 'apt-get install -y git (patches are applied with git apply)' },
   {
@@ -30,8 +33,14 @@ const TOOLS: readonly Tool[] = [
   {
     name: 'npm',
     check: ['npm', '--version'],
-    fix: 'install Node.js with npm (vitest fixtures install vitest in their setup)',
-    runners: ['vitest'],
+    fix: 'install Node.js with npm (vitest, jest, mocha, ava, tap and uvu fixtures install their runner in setup)',
+    runners: NPM_RUNNERS,
+  },
+  {
+    name: 'npx',
+    check: ['npx', '--version'],
+    fix: 'install Node.js with npm (npx comes with it; the test commands run `npx <runner>`)',
+    runners: NPM_RUNNERS,
   },
   { name: 'go', check: ['go', 'version'], fix: 'apt-get install -y golang-go', runners: ['go'] },
   { name: 'cargo', check: ['cargo', '--version'], fix: 'apt-get install -y cargo (or rustup)', runners: ['cargo'] },

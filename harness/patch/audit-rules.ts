@@ -25,6 +25,13 @@ export const HARNESS_REPORT_NAMES = [
   'node-test.jsonl',
   'redgreen-node-reporter',
   'vitest.json',
+  'jest.json',
+  'mocha.json',
+  'redgreen-mocha-reporter',
+  'uvu.jsonl',
+  'redgreen-uvu-reporter',
+  'ava.jsonl',
+  'redgreen-ava-reporter',
   'PYTEST_ADDOPTS',
   'REDGREEN_SCRATCH',
   'REDGREEN_WORKSPACE',
@@ -67,6 +74,12 @@ export const AUDIT_RULES: readonly AuditRule[] = [
     pattern: /node:test\/reporters|\btest:(pass|fail|diagnostic|summary)\b|['"]--test-reporter/,
   },
   {
+    id: 'js-runner-internals',
+    why: "reaches into jest's, mocha's, ava's or uvu's runner or reporters",
+    pattern:
+      /jest-circus|jest-jasmine|@jest\/(reporters|test-result|core)|mocha\/lib\/(runner|reporters)|\bMocha\.(Runner|reporters)\b|ava\/lib\/|\bUVU_(QUEUE|INDEX|DEFER)\b|\b__test__\b/,
+  },
+  {
     id: 'exit-override',
     why: 'forces or replaces how the process exits',
     pattern:
@@ -95,7 +108,7 @@ export const AUDIT_RULES: readonly AuditRule[] = [
     id: 'test-framework-import',
     why: 'imports the test framework from code that is not a test',
     pattern:
-      /^\s*(import|from)\s+(pytest|_pytest|unittest)(\s|\.(?!mock\b)|$)|from\s+['"](vitest|node:test)['"]|require\(\s*['"](vitest|node:test)['"]\s*\)/,
+      /^\s*(import|from)\s+(pytest|_pytest|unittest)(\s|\.(?!mock\b)|$)|from\s+['"](vitest|node:test|@jest\/globals|mocha|ava|uvu|tape|tap)['"]|require\(\s*['"](vitest|node:test|@jest\/globals|mocha|ava|uvu|tape|tap)['"]\s*\)/,
     tests: false,
   },
   {

@@ -22,7 +22,7 @@ export interface TestCounts {
 
 export interface TestReport {
   /** Where the statuses came from: a structured report, or the output as a fallback. */
-  source: 'junit' | 'json' | 'stdout' | 'exit-code' | 'none';
+  source: 'junit' | 'json' | 'tap' | 'stdout' | 'exit-code' | 'none';
   tests: TestCase[];
   counts: TestCounts;
   /** Why the structured report could not be used, when the output was parsed instead. */

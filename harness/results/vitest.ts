@@ -1,54 +1,10 @@
-import path from 'node:path';
-import { countTests, numberRepeats, firstLines, type RunnerAdapter, type TestCase, type TestStatus } from './types.js';
-
-interface VitestJson {
-  testResults?: {
-    name: string;
-    status?: string;
-    message?: string;
-    assertionResults?: {
-      ancestorTitles?: string[];
-      title: string;
-      status: string;
-      duration?: number | null;
-      failureMessages?: string[];
-    }[];
-  }[];
-}
-
-const ANSI = /\u001b\[[0-9;]*m/g;
-
-function statusOf(s: string): TestStatus {
-  if (s === 'passed') return 'passed';
-  if (s === 'failed') return 'failed';
-  return 'skipped'; // skipped, pending, todo, disabled
-}
+import { appendArgs } from './append-args.js';
+import { parseJestStyleJson } from './jest-json.js';
+import { countTests, type RunnerAdapter, type TestCase } from './types.js';
 
 /** `src/a.test.ts::outer > inner > deep`: the file relative to the workspace, then the titles. */
 export function parseVitestJson(json: string, workdir: string): TestCase[] {
-  const doc = JSON.parse(json) as VitestJson;
-  const tests: TestCase[] = [];
-  for (const file of doc.testResults ?? []) {
-    const rel = path.relative(workdir, file.name).split(path.sep).join('/');
-    const cases = file.assertionResults ?? [];
-    for (const a of cases) {
-      tests.push({
-        id: `${rel}::${[...(a.ancestorTitles ?? []), a.title].join(' > ')}`,
-        status: statusOf(a.status),
-        ...(typeof a.duration === 'number' ? { durationMs: Math.round(a.duration) } : {}),
-        ...(a.failureMessages?.length ? { message: firstLines(a.failureMessages.join('\n').replace(ANSI, '')) } : {}),
-      });
-    }
-    // A file that failed with no failing test (it did not load, or a beforeAll hook threw and its
-    // tests were skipped) is one broken test named after the file.
-    if (file.status === 'failed' && !cases.some((a) => a.status === 'failed')) {
-      const message = file.message
-        ? firstLines(file.message.replace(ANSI, ''))
-        : 'the file failed outside its tests (a hook or its import)';
-      tests.push({ id: rel, status: 'error', message: message! });
-    }
-  }
-  return numberRepeats(tests);
+  return parseJestStyleJson(json, workdir);
 }
 
 export const vitestAdapter: RunnerAdapter = {
@@ -57,8 +13,8 @@ export const vitestAdapter: RunnerAdapter = {
   prepare(ctx) {
     const reportFile = `${ctx.scratchDir}/vitest.json`;
     // vitest reads reporters from its CLI only, so they are appended: the command must end with
-    // the vitest invocation (`npx vitest run`, `npm test --`), which `validate` checks.
-    const command = `${ctx.command} --reporter=default --reporter=json --outputFile.json=${reportFile}`;
+    // the vitest invocation (`npx vitest run`, `npm test`), which `validate` checks.
+    const command = appendArgs(ctx.command, `--reporter=default --reporter=json --outputFile.json=${reportFile}`);
     return { command, env: {}, reportFile };
   },
   parse(input) {

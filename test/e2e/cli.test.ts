@@ -59,13 +59,25 @@ describe('redgreen CLI', () => {
     expect((await runCli(['new', 'bad_bug'], { cwd: root })).code).toBe(0);
     const manifest = path.join(root, 'fixtures/bad_bug/fixture.json');
     const json = JSON.parse(await readFile(manifest, 'utf8')) as { runner: string };
-    json.runner = 'mocha';
+    json.runner = 'nose';
     await writeFile(manifest, JSON.stringify(json));
     const r = await runCli(['validate'], { cwd: root });
     expect(r.code).toBe(2);
     expect(r.stdout).toContain('✘ bad_bug');
     expect(r.stdout).toContain('field "runner"');
     expect(r.stdout).toContain('✔ ok_bug');
+  });
+
+  test('validate refuses a command the adapter cannot append its report options to', async () => {
+    const root = await tempDir();
+    expect((await runCli(['new', 'wrapped', '--runner', 'jest'], { cwd: root })).code).toBe(0);
+    const manifest = path.join(root, 'fixtures/wrapped/fixture.json');
+    const json = JSON.parse(await readFile(manifest, 'utf8')) as { test: { command: string } };
+    json.test.command = 'make check';
+    await writeFile(manifest, JSON.stringify(json));
+    const r = await runCli(['validate'], { cwd: root });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toContain('jest: test.command must end with the jest invocation (e.g. "npx jest")');
   });
 
   test('new scaffolds a fixture that passes selfcheck, and --write records its test lists', async () => {
@@ -80,21 +92,46 @@ describe('redgreen CLI', () => {
     expect((await runCli(['new', 'my_bug'], { cwd: root })).code).toBe(2);
   });
 
-  test('every `new` template is a valid fixture out of the box', async () => {
+  // Templates whose setup installs their runner from npm get a test each (and a time budget each):
+  // an install takes a while on a busy machine, even with the shared npm cache.
+  const installs = (r: string) => TEMPLATES[r as keyof typeof TEMPLATES].manifest.setup?.network === true;
+  const fixtureId = (r: string) => `t_${r.replace(/-/g, '_')}`;
+
+  async function selfcheckTemplates(runners: string[]): Promise<void> {
     const root = await tempDir();
+    for (const r of runners) expect((await runCli(['new', fixtureId(r), '--runner', r], { cwd: root })).code).toBe(0);
+    const check = await runCli(['selfcheck', '--write', '--json'], { cwd: root });
+    const report = ReportSchema.parse(JSON.parse(check.stdout));
+    // The reason is shown only when a fixture is not valid, to say why.
+    const verdicts = report.fixtures.map((f) => [f.fixtureId, f.verdict === 'valid' ? 'valid' : `${f.verdict}: ${f.reason}`]);
+    expect(verdicts).toEqual(runners.map((r) => [fixtureId(r), 'valid']).sort());
+    expect(check.code).toBe(0);
+    // --write recorded one failing and one passing test for each (exit-code's one test is the command).
+    for (const r of runners.filter((r) => r !== 'exit-code')) {
+      const json = JSON.parse(await readFile(path.join(root, 'fixtures', fixtureId(r), 'fixture.json'), 'utf8')) as {
+        tests: { failToPass: string[]; passToPass: string[] };
+      };
+      expect([json.tests.failToPass.length, json.tests.passToPass.length], r).toEqual([1, 1]);
+    }
+    expect((await runCli(['validate'], { cwd: root })).code).toBe(0);
+  }
+
+  test('every `new` template that installs nothing is a valid fixture out of the box', async () => {
     const runners = Object.keys(TEMPLATES).filter((r) => {
+      if (installs(r)) return false;
       const tool = r === 'go' ? 'go' : r === 'cargo' ? 'cargo' : null;
       if (!tool || spawnSync(tool, ['version'], { stdio: 'ignore' }).status === 0) return true;
       if (process.env.CI) throw new Error(`CI must have ${tool} for the ${r} template`);
       return false;
     });
-    for (const r of runners) expect((await runCli(['new', `t_${r.replace(/-/g, '_')}`, '--runner', r], { cwd: root })).code).toBe(0);
-    const check = await runCli(['selfcheck', '--write', '--json'], { cwd: root });
-    const report = ReportSchema.parse(JSON.parse(check.stdout));
-    expect(report.fixtures.map((f) => [f.fixtureId, f.verdict])).toEqual(runners.map((r) => [`t_${r.replace(/-/g, '_')}`, 'valid']).sort());
-    expect(check.code).toBe(0);
-    expect((await runCli(['validate'], { cwd: root })).code).toBe(0);
+    await selfcheckTemplates(runners);
   });
+
+  for (const r of Object.keys(TEMPLATES).filter(installs)) {
+    test(`the \`new --runner ${r}\` template installs its runner and is a valid fixture out of the box`, async () => {
+      await selfcheckTemplates([r]);
+    });
+  }
 
   test('usage errors exit 2 with a message that says what to do', async () => {
     const bad = await runCli(['selfcheck', '--concurrency', '0'], { cwd: recorded.root });

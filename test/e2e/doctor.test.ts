@@ -15,7 +15,8 @@ describe('redgreen doctor', () => {
     const dirs = { fixturesDir: path.join(root, 'fixtures'), oraclesDir: path.join(root, 'oracles') };
     await scaffoldFixture({ id: 'py_bug', runner: 'pytest', ...dirs });
     await scaffoldFixture({ id: 'go_bug', runner: 'go', ...dirs });
-    // A PATH with git only: python3 and go are missing, as on a machine without them.
+    await scaffoldFixture({ id: 'js_bug', runner: 'jest', ...dirs });
+    // A PATH with git only: python3, go and npm are missing, as on a machine without them.
     const bin = path.join(root, 'bin');
     await mkdir(bin);
     await symlink(which('git'), path.join(bin, 'git'));
@@ -27,13 +28,16 @@ describe('redgreen doctor', () => {
       missing: string[];
     };
     const tool = (n: string) => out.tools.find((t) => t.name === n)!;
-    expect(tool('git')).toMatchObject({ ok: true, neededBy: ['go_bug', 'py_bug'] });
+    expect(tool('git')).toMatchObject({ ok: true, neededBy: ['go_bug', 'js_bug', 'py_bug'] });
     expect(tool('python3 + pytest')).toMatchObject({ ok: false, neededBy: ['py_bug'], fix: expect.stringContaining('python3-pytest') });
     expect(tool('go')).toMatchObject({ ok: false, neededBy: ['go_bug'], fix: expect.stringContaining('golang-go') });
+    // jest installs itself from npm in setup and runs through npx.
+    expect(tool('npm')).toMatchObject({ ok: false, neededBy: ['js_bug'] });
+    expect(tool('npx')).toMatchObject({ ok: false, neededBy: ['js_bug'], fix: expect.stringContaining('npx <runner>') });
     // Missing but needed by no fixture here: listed, not counted.
     expect(tool('cargo')).toMatchObject({ ok: false });
     expect(tool('cargo').neededBy).toBeUndefined();
-    expect(out.missing.sort()).toEqual(['go', 'python3 + pytest']);
+    expect(out.missing.sort()).toEqual(['go', 'npm', 'npx', 'python3 + pytest']);
     expect(out.backends.map((b) => b.name)).toEqual(['local', 'bwrap', 'docker', 'podman', 'e2b']);
     expect(out.backends[0]).toMatchObject({ name: 'local', ok: true });
   });

@@ -3,10 +3,12 @@
 # way the harness's adapters prepare them (harness/results/*.ts), outputs copied into test/data.
 # The temp dir's path is replaced by /WORK so that re-running gives a stable diff; the unit tests
 # pass /WORK/<runner> as the workspace. Needs: python3 with pytest, node (>=20), git checkout's
-# node_modules (vitest, typescript); for go and cargo: go (>=1.19) and cargo, no network.
+# node_modules (vitest, typescript); for go and cargo: go (>=1.19) and cargo, no network; for
+# jest, mocha, ava, tap (tape) and uvu: the npm registry (the pinned versions are installed).
 #
 #   capture-runner-output.sh                 every runner (test/data is rebuilt from scratch)
 #   capture-runner-output.sh go cargo junit  only these (their test/data/<runner>* folders)
+#   capture-runner-output.sh jest mocha ava tap uvu
 set -euo pipefail
 ONLY=("$@")
 want() { # want <runner>: whether this run captures it
@@ -682,6 +684,362 @@ XML
 echo "hand-written: the jest-junit default format (github.com/jest-community/jest-junit README examples and utils/buildJsonResults.js)" >"$DATA/junit-jest/origin.txt"
 fi
 
+# ---------------------------------------------------------------- jest, mocha, ava, tap, uvu
+# The npm runners at pinned versions (from the npm registry), each run exactly as its adapter
+# prepares it (harness/results/<runner>.ts, transpiled on the fly): the command, the environment
+# and the helper files it writes into the scratch folder.
+JEST_VERSION=30.5.2 MOCHA_VERSION=12.0.3 AVA_VERSION=7.0.0 TAPE_VERSION=5.10.2 UVU_VERSION=0.5.6
+npm_runners() { # installs the pinned runners once into $WORK/npm
+  [ -d "$WORK/npm/node_modules" ] && return 0
+  mkdir -p "$WORK/npm"
+  echo '{ "private": true }' >"$WORK/npm/package.json"
+  (cd "$WORK/npm" && npm install --no-audit --no-fund --loglevel=error \
+    "jest@$JEST_VERSION" "mocha@$MOCHA_VERSION" "ava@$AVA_VERSION" "tape@$TAPE_VERSION" "uvu@$UVU_VERSION" >/dev/null)
+}
+js_project() { # js_project <dir> [module]: a project that finds the pinned runners
+  mkdir -p "$1"
+  ln -sfn "$WORK/npm/node_modules" "$1/node_modules"
+  if [ "${2:-}" = module ]; then echo '{ "type": "module", "private": true }' >"$1/package.json"; else echo '{ "private": true }' >"$1/package.json"; fi
+}
+run_adapter() { # run_adapter <runner> <out-dir> <project-dir> <command>: as the adapter prepares it; its report as report.<ext>
+  local dir="$WORK/adapters-js"
+  if [ ! -d "$dir" ]; then
+    mkdir -p "$dir"
+    node --input-type=module -e "
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import ts from '$REPO/node_modules/typescript/lib/typescript.js';
+for (const f of ['types', 'append-args', 'jest-json', 'jest', 'mocha', 'mocha-reporter', 'load-error', 'tap', 'tap-runner', 'ava', 'ava-reporter', 'uvu', 'uvu-reporter']) {
+  const src = readFileSync('$REPO/harness/results/' + f + '.ts', 'utf8');
+  const out = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+  writeFileSync('$dir/' + f + '.js', out.outputText);
+}"
+  fi
+  mkdir -p "$2" "$WORK/out/$1"
+  node --input-type=module -e "
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
+const [runner, out, cwd, command] = process.argv.slice(1);
+const name = { tap: 'tap-runner' }[runner] ?? runner;
+const mod = await import('$dir/' + name + '.js');
+const adapter = Object.values(mod).find((v) => v && v.runner === runner);
+const p = adapter.prepare({ command, workdir: cwd, scratchDir: '$WORK/out/' + runner, env: {} });
+for (const f of p.files ?? []) writeFileSync(f.path, f.content);
+// An empty npm user config, like a sandbox's private HOME (this machine's may warn on every npx).
+writeFileSync('$WORK/npmrc', '');
+const env = { ...process.env, NPM_CONFIG_USERCONFIG: '$WORK/npmrc', ...p.env };
+const r = spawnSync('sh', ['-c', p.command], { cwd, env, encoding: 'utf8' });
+writeFileSync(out + '/stdout.txt', r.stdout);
+writeFileSync(out + '/stderr.txt', r.stderr);
+writeFileSync(out + '/exit-code', String(r.status) + '\n');
+writeFileSync(out + '/command.txt', p.command + '\n');
+if (p.reportFile && existsSync(p.reportFile)) copyFileSync(p.reportFile, out + '/report' + p.reportFile.slice(p.reportFile.lastIndexOf('.')));
+" "$1" "$2" "$3" "$4"
+  rm -f "$WORK/out/$1"/*.json "$WORK/out/$1"/*.jsonl
+}
+
+if want jest; then
+npm_runners
+J="$WORK/jest"; js_project "$J"; mkdir -p "$J/__tests__"
+cat >"$J/__tests__/cart.test.js" <<'EOF'
+describe('outer', () => {
+  describe('inner', () => {
+    it('deep', () => {
+      expect(1).toBe(1);
+    });
+    it('deep fails', () => {
+      expect({ a: 1 }).toEqual({ a: 2 });
+    });
+  });
+  // The third row repeats the first one's name: a test of its own.
+  test.each([
+    [1, 2],
+    [2, 5],
+    [1, 3],
+  ])('doubles %i', (a, b) => {
+    expect(a * 2).toBe(b);
+  });
+  it.skip('skipped', () => {});
+  it.todo('later');
+});
+
+it('top level', () => {
+  console.log('printed by a test');
+});
+EOF
+cat >"$J/__tests__/hook.test.js" <<'EOF'
+describe('needs db', () => {
+  beforeAll(() => {
+    throw new Error('no database');
+  });
+  it('reads', () => {});
+});
+EOF
+cat >"$J/__tests__/cleanup.test.js" <<'EOF'
+afterAll(() => {
+  throw new Error('cleanup failed');
+});
+it('fine', () => {});
+EOF
+echo "const { nope } = require('./missing'); it('x', () => nope());" >"$J/__tests__/broken.test.js"
+run_adapter jest "$DATA/jest" "$J" "npx jest"
+fi
+
+if want mocha; then
+npm_runners
+M="$WORK/mocha"; js_project "$M"; mkdir -p "$M/test"
+cat >"$M/test/cart.test.js" <<'EOF'
+const assert = require('node:assert/strict');
+
+describe('outer', () => {
+  describe('inner', () => {
+    it('deep', () => {});
+    it('deep fails', () => {
+      assert.deepEqual({ a: 1 }, { a: 2 });
+    });
+  });
+  // Parametrised the mocha way; the third row repeats the first one's name.
+  for (const [a, b] of [
+    [1, 2],
+    [2, 5],
+    [1, 3],
+  ]) {
+    it(`doubles ${a}`, () => assert.equal(a * 2, b));
+  }
+  it.skip('skipped', () => {});
+  it('pending');
+});
+
+it('top level', () => {
+  console.log('printed by a test');
+});
+EOF
+cat >"$M/test/hook.test.js" <<'EOF'
+describe('needs db', () => {
+  before(() => {
+    throw new Error('no database');
+  });
+  it('reads', () => {});
+  it('writes', () => {});
+});
+
+describe('each', () => {
+  beforeEach(() => {
+    throw new Error('no fixture');
+  });
+  it('uses it', () => {});
+});
+EOF
+run_adapter mocha "$DATA/mocha" "$M" "npx mocha"
+# The same files in mocha's worker processes: the reporter gets the results serialised.
+run_adapter mocha "$DATA/mocha-parallel" "$M" "npx mocha --parallel"
+# A file that does not load: mocha stops before any test, with no report.
+ML="$WORK/mocha-load"; js_project "$ML"; mkdir -p "$ML/test"
+echo "it('fine', () => {});" >"$ML/test/a.test.js"
+echo "require('./missing'); it('x', () => {});" >"$ML/test/broken.test.js"
+run_adapter mocha "$DATA/mocha-load-error" "$ML" "npx mocha"
+sha256sum "$REPO/harness/results/mocha-reporter.ts" | cut -d' ' -f1 >"$DATA/mocha/reporter.sha256"
+fi
+
+if want ava; then
+npm_runners
+A="$WORK/ava"; js_project "$A" module; mkdir -p "$A/test/sub"
+cat >"$A/test/cart.test.js" <<'EOF'
+import test from 'ava';
+
+test('passes', (t) => {
+  t.pass();
+});
+test('fails', (t) => {
+  t.is(1 + 1, 3);
+});
+test.skip('skipped', (t) => {
+  t.pass();
+});
+test.todo('later');
+test.failing('known bug', (t) => {
+  t.fail();
+});
+// Parametrised the ava way: a macro with arguments.
+const doubles = test.macro((t, a, b) => {
+  t.is(a * 2, b);
+});
+test('doubles 1', doubles, 1, 2);
+test('doubles 2', doubles, 2, 5);
+test('logs', (t) => {
+  console.log('printed by a test');
+  t.log('t.log line');
+  t.pass();
+});
+EOF
+cat >"$A/test/hook.test.js" <<'EOF'
+import test from 'ava';
+
+test.before(() => {
+  throw new Error('no database');
+});
+test('reads', (t) => t.pass());
+EOF
+echo "import { nope } from './missing.js'; import test from 'ava'; test('x', (t) => t.pass(nope));" >"$A/test/broken.test.js"
+printf "import test from 'ava';\n\ntest('passes', (t) => t.pass());\n" >"$A/test/sub/deep.test.js"
+run_adapter ava "$DATA/ava" "$A" "npx ava"
+# The same files in child processes instead of worker threads.
+run_adapter ava "$DATA/ava-processes" "$A" "npx ava --no-worker-threads"
+sha256sum "$REPO/harness/results/ava-reporter.ts" | cut -d' ' -f1 >"$DATA/ava/reporter.sha256"
+fi
+
+if want tap; then
+npm_runners
+T="$WORK/tape"; js_project "$T"; mkdir -p "$T/test"
+cat >"$T/test/a.js" <<'EOF'
+const test = require('tape');
+
+test('adds', (t) => {
+  t.equal(1 + 1, 2, 'one plus one');
+  t.equal(2 + 2, 5, 'two plus two');
+  t.end();
+});
+test('nested', (t) => {
+  t.test('inner', (st) => {
+    st.ok(true, 'fine');
+    st.end();
+  });
+  t.ok(true);
+  t.end();
+});
+test('skipped', { skip: true }, (t) => {
+  t.end();
+});
+test('todo', { todo: true }, (t) => {
+  t.fail('not yet');
+  t.end();
+});
+// Parametrised the tape way; the last row repeats the first one's name.
+for (const [a, b] of [
+  [1, 2],
+  [2, 5],
+  [1, 3],
+]) {
+  test(`doubles ${a}`, (t) => {
+    t.equal(a * 2, b);
+    t.end();
+  });
+}
+EOF
+cat >"$T/test/b.js" <<'EOF'
+const test = require('tape');
+
+test('b works', (t) => {
+  console.log('printed by a test');
+  t.deepEqual({ a: 1 }, { a: 1 });
+  t.end();
+});
+EOF
+# The last file throws outside an assertion: tape dies there, the stream has no plan.
+cat >"$T/test/z.js" <<'EOF'
+const test = require('tape');
+
+test('throws', () => {
+  throw new Error('boom');
+});
+test('never runs', (t) => t.end());
+EOF
+run_adapter tap "$DATA/tap-tape" "$T" "npx tape 'test/*.js'"
+# Node's own TAP reporter: points are tests, subtests indented, a failing hook on the suite.
+TN="$WORK/tap-node"; js_project "$TN"; mkdir -p "$TN/test"
+cat >"$TN/test/cart.test.js" <<'EOF'
+const assert = require('node:assert/strict');
+const { before, describe, it, test } = require('node:test');
+
+describe('outer', () => {
+  describe('inner', () => {
+    it('deep', () => {});
+    it('deep fails', () => assert.deepEqual({ a: 1 }, { a: 2 }));
+  });
+  it.skip('skipped', () => {});
+  it.todo('later');
+  it('same name', () => {});
+  it('same name', () => assert.fail('the second one fails'));
+});
+
+describe('needs db', () => {
+  before(() => {
+    throw new Error('no database');
+  });
+  it('reads', () => {});
+});
+
+test('top level # with a hash', () => {});
+EOF
+echo 'export const x = (;' >"$TN/test/syntax.test.js"
+run_adapter tap "$DATA/tap-node" "$TN" "node --test --test-reporter=tap"
+fi
+
+if want uvu; then
+npm_runners
+UV="$WORK/uvu"; js_project "$UV" module; mkdir -p "$UV/tests"
+cat >"$UV/tests/math.test.js" <<'EOF'
+import { suite, test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const add = suite('add');
+add('adds', () => {
+  assert.is(1 + 1, 2);
+});
+add('fails', () => {
+  assert.is(2 + 2, 5);
+});
+// Parametrised the uvu way; the last row repeats the first one's name.
+for (const [a, b] of [
+  [1, 2],
+  [2, 5],
+  [1, 3],
+]) {
+  add(`doubles ${a}`, () => assert.is(a * 2, b));
+}
+add.skip('skipped', () => {});
+add.run();
+
+test('top level', () => {
+  console.log('printed by a test');
+});
+test.run();
+EOF
+cat >"$UV/tests/hook.test.js" <<'EOF'
+import { suite } from 'uvu';
+
+const db = suite('needs db');
+db.before(() => {
+  throw new Error('no database');
+});
+db('reads', () => {});
+db('writes', () => {});
+db.run();
+
+const each = suite('each');
+each.before.each(() => {
+  throw new Error('no fixture');
+});
+each('uses it', () => {});
+each.run();
+EOF
+cat >"$UV/tests/legacy.test.cjs" <<'EOF'
+const { test } = require('uvu');
+const assert = require('uvu/assert');
+
+test('from commonjs', () => {
+  assert.ok(true);
+});
+test.run();
+EOF
+run_adapter uvu "$DATA/uvu" "$UV" "npx uvu tests"
+# A file that does not load: uvu stops before it runs any suite.
+UL="$WORK/uvu-load"; js_project "$UL" module; mkdir -p "$UL/tests"
+printf "import { test } from 'uvu';\n\ntest('fine', () => {});\ntest.run();\n" >"$UL/tests/a.test.js"
+printf "import { nope } from './missing.js';\nimport { test } from 'uvu';\n\ntest('x', () => nope());\ntest.run();\n" >"$UL/tests/broken.test.js"
+run_adapter uvu "$DATA/uvu-load-error" "$UL" "npx uvu tests"
+sha256sum "$REPO/harness/results/uvu-reporter.ts" | cut -d' ' -f1 >"$DATA/uvu/reporter.sha256"
+fi
+
 # ---------------------------------------------------------------- stable paths, versions
 grep -rlF "$WORK" "$DATA" | xargs -r sed -i "s#$WORK#/WORK#g"
 {
@@ -691,5 +1049,10 @@ grep -rlF "$WORK" "$DATA" | xargs -r sed -i "s#$WORK#/WORK#g"
   echo "vitest: $("$REPO/node_modules/.bin/vitest" --version)"
   if command -v go >/dev/null; then echo "go: $(go version)"; fi
   if command -v cargo >/dev/null; then echo "cargo: $(cargo --version)"; echo "rustc: $(rustc --version)"; fi
+  echo "jest: $JEST_VERSION"
+  echo "mocha: $MOCHA_VERSION"
+  echo "ava: $AVA_VERSION"
+  echo "tape: $TAPE_VERSION"
+  echo "uvu: $UVU_VERSION"
 } >"$DATA/versions.txt"
 echo "captured into $DATA"

@@ -4,6 +4,8 @@ import { checkPhase } from '../../harness/results/check.js';
 import { pytestAdapter } from '../../harness/results/pytest.js';
 import { countTests, type TestCase, type TestReport } from '../../harness/results/types.js';
 import { vitestAdapter } from '../../harness/results/vitest.js';
+import { adapterFor } from '../../harness/results/index.js';
+import { captured, capturedInput } from '../helpers/captured.js';
 
 const report = (tests: TestCase[], note?: string): TestReport => ({
   source: 'junit',
@@ -85,4 +87,32 @@ describe('checkPhase', () => {
     });
     expect(checkPhase(vitest, Number(await data('vitest/exit-code')), false).state).toBe('fail');
   });
+
+  it.each([
+    ['jest', 'jest', 'jest', 'report.json'],
+    ['mocha', 'mocha', 'mocha', 'report.json'],
+    ['mocha', 'mocha-load-error', 'mocha-load', null],
+    ['ava', 'ava', 'ava', 'report.jsonl'],
+    ['tap', 'tap-tape', 'tape', null],
+    ['tap', 'tap-node', 'tap-node', null],
+    ['uvu', 'uvu', 'uvu', 'report.jsonl'],
+    ['uvu', 'uvu-load-error', 'uvu-load', 'report.jsonl'],
+  ] as const)('%s: the captured run %s is a failing run, and with exit 0 it still fails', async (runner, dir, work, reportFile) => {
+    const input = { ...(await capturedInput(dir, `/WORK/${work}`)), report: reportFile ? await captured(`${dir}/${reportFile}`) : null };
+    const parsed = adapterFor(runner).parse(input);
+    expect(checkPhase(parsed, input.exitCode, false).state).toBe('fail');
+    expect(checkPhase(parsed, 0, false)).toMatchObject({
+      state: 'fail',
+      problems: expect.arrayContaining(['the report has failures but the command exited 0']),
+    });
+  });
+
+  it.each(['jest', 'mocha', 'ava', 'tap', 'uvu'] as const)(
+    '%s: a run that left no report and printed nothing is broken, whatever its exit code',
+    (runner) => {
+      const parsed = adapterFor(runner).parse({ report: null, stdout: '', stderr: '', exitCode: 0, workdir: '/w' });
+      expect(checkPhase(parsed, 0, false).state).toBe('broken');
+      expect(checkPhase(parsed, 1, false).state).toBe('broken');
+    },
+  );
 });

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { parseTap } from '../../harness/results/tap.js';
+import { tapAdapter } from '../../harness/results/tap-runner.js';
+import { capturedInput, statuses } from '../helpers/captured.js';
+
+// Captured by test/helpers/capture-runner-output.sh: tape and node's TAP reporter, as the tap adapter runs them.
+describe('tap adapter: tape and other TAP producers', () => {
+  it('runs the command as it is: its TAP on stdout is the report', () => {
+    expect(tapAdapter.prepare({ command: "npx tape 'test/*.js'", workdir: '/w', scratchDir: '/s', env: {} })).toEqual({
+      command: "npx tape 'test/*.js'",
+      env: {},
+    });
+  });
+
+  it('tape: a test is a `# name` group of assertions; the test the run died in is an error', async () => {
+    const report = tapAdapter.parse(await capturedInput('tap-tape', '/WORK/tape'));
+    expect(report.source).toBe('tap');
+    expect(statuses(report.tests)).toEqual({
+      adds: 'failed',
+      nested: 'passed',
+      inner: 'passed', // t.test: tape prints subtests flat
+      skipped: 'skipped',
+      todo: 'skipped', // a todo's failing assertion is not a failure
+      'doubles 1': 'passed',
+      'doubles 2': 'failed',
+      'doubles 1 [2]': 'failed',
+      'b works': 'passed',
+      throws: 'error',
+    });
+    const byId = new Map(report.tests.map((t) => [t.id, t.message]));
+    expect(byId.get('adds')!.split('\n').slice(0, 4)).toEqual(['two plus two', 'operator: equal', 'expected: 5', 'actual:   4']);
+    expect(byId.get('throws')).toBe('the TAP stream ended inside this test (the run crashed or was killed)');
+  });
+
+  it("node's TAP reporter: subtests by their path; a file that failed is named relative to the workspace", async () => {
+    const report = tapAdapter.parse(await capturedInput('tap-node', '/WORK/tap-node'));
+    expect(statuses(report.tests)).toEqual({
+      'outer > inner > deep': 'passed',
+      'outer > inner > deep fails': 'failed',
+      'outer > skipped': 'skipped',
+      'outer > later': 'skipped',
+      'outer > same name': 'passed',
+      'outer > same name [2]': 'failed',
+      'needs db > reads': 'failed', // cancelled by the hook that failed
+      'top level # with a hash': 'passed',
+      'test/syntax.test.js': 'failed',
+    });
+    const byId = new Map(report.tests.map((t) => [t.id, t.message]));
+    expect(byId.get('outer > inner > deep fails')!.split('\n')[0]).toBe('Expected values to be strictly deep-equal:');
+    expect(byId.get('outer > same name [2]')).toBe('the second one fails');
+  });
+
+  it('says so when the command printed no TAP', () => {
+    expect(tapAdapter.parse({ report: null, stdout: 'hello\n', stderr: '', exitCode: 1, workdir: '/w' })).toMatchObject({
+      source: 'none',
+      tests: [],
+      note: 'the test command printed no TAP on stdout',
+    });
+  });
+});
+
+describe('parseTap', () => {
+  it('a parent that failed with no failing subtest broke on its own; a bail out is an error', () => {
+    const stream = [
+      'TAP version 14',
+      '# Subtest: suite',
+      '    ok 1 - a',
+      '    1..1',
+      'not ok 1 - suite',
+      '  ---',
+      "  error: 'afterAll hook failed'",
+      '  ...',
+      'Bail out! database down',
+    ].join('\n');
+    expect(parseTap(stream)).toEqual({
+      tests: [
+        { id: 'suite > a', status: 'passed' },
+        { id: 'suite', status: 'error', message: 'afterAll hook failed' },
+        { id: 'Bail out!', status: 'error', message: 'database down' },
+      ],
+      bailOut: 'database down',
+    });
+  });
+
+  it('a stream cut inside a subtest: its finished subtests count, and the open parent is an error', () => {
+    const stream = ['TAP version 13', '# Subtest: outer', '    # Subtest: first', '    ok 1 - first', '    # Subtest: second'].join('\n');
+    expect(parseTap(stream).tests).toEqual([
+      { id: 'outer > first', status: 'passed' },
+      { id: 'outer', status: 'error', message: 'the TAP stream ended inside this test (the run crashed or was killed)' },
+    ]);
+  });
+
+  it('ignores the output of the tests between TAP lines, and escaped hashes are part of a name', () => {
+    expect(parseTap('TAP version 13\nok 1 - a \\# b\nconsole output\nnot ok 2 - c # TODO later\n1..2\n').tests).toEqual([
+      { id: 'a # b', status: 'passed' },
+      { id: 'c', status: 'skipped' },
+    ]);
+  });
+});
