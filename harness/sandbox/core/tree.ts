@@ -1,5 +1,4 @@
-import { constants as fsc } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
+import { chmodSync, copyFileSync, constants as fsc, lstatSync, mkdirSync, readdirSync, readlinkSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
 import type { UploadStats } from './types.js';
@@ -9,8 +8,23 @@ export const DEFAULT_EXCLUDES: readonly string[] = ['.git', 'node_modules', '__p
 
 export type TreeEntry =
   | { kind: 'dir'; rel: string; mode: number }
-  | { kind: 'file'; rel: string; mode: number; size: number }
+  | { kind: 'file'; rel: string; mode: number; size: number; /** setuid, setgid or sticky: dropped by a copy. */ special?: true }
   | { kind: 'symlink'; rel: string; target: string };
+
+/**
+ * Trees are walked and copied with synchronous calls, which cost a fraction of a promise each,
+ * in chunks: between two chunks the event loop runs, so a big tree never holds it for long.
+ */
+const CHUNK = 256;
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Calls `fn` on each item, letting the event loop run after every CHUNK of them. */
+export async function inChunks<T>(items: readonly T[], fn: (item: T) => void): Promise<void> {
+  for (let i = 0; i < items.length; i++) {
+    if (i && i % CHUNK === 0) await breathe();
+    fn(items[i]!);
+  }
+}
 
 /**
  * Lists a host folder without following symlinks. A symlink is kept only when it points inside
@@ -24,16 +38,21 @@ export async function walkTree(
   const exclude = new Set(options.exclude ?? DEFAULT_EXCLUDES);
   const skip = new Set(options.skip ?? []);
   const out: TreeEntry[] = [];
+  let sinceBreath = 0;
   async function visit(dirRel: string): Promise<void> {
-    const entries = await readdir(path.join(root, dirRel), { withFileTypes: true });
+    const entries = readdirSync(path.join(root, dirRel), { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const d of entries) {
       const rel = dirRel ? `${dirRel}/${d.name}` : d.name;
       if (exclude.has(d.name) || skip.has(rel)) continue;
+      if (++sinceBreath >= CHUNK) {
+        sinceBreath = 0;
+        await breathe();
+      }
       const abs = path.join(root, rel);
-      const st = await lstat(abs);
+      const st = lstatSync(abs);
       if (st.isSymbolicLink()) {
-        const target = await readlink(abs);
+        const target = readlinkSync(abs);
         const resolved = path.resolve(path.dirname(abs), target);
         const inside = path.relative(root, resolved);
         if (path.isAbsolute(target) || inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) {
@@ -48,7 +67,7 @@ export async function walkTree(
         out.push({ kind: 'dir', rel, mode: st.mode & 0o777 });
         await visit(rel);
       } else if (st.isFile()) {
-        out.push({ kind: 'file', rel, mode: st.mode & 0o777, size: st.size });
+        out.push({ kind: 'file', rel, mode: st.mode & 0o777, size: st.size, ...(st.mode & 0o7000 ? { special: true as const } : {}) });
       }
       // Sockets, FIFOs and devices are not part of a repository: skipped.
     }
@@ -57,25 +76,24 @@ export async function walkTree(
   return out;
 }
 
-/** Copies listed entries from `src` to `dest` (folders first, then files in parallel). */
+/**
+ * Copies listed entries from `src` to `dest` (folders first). A copy keeps the mode (the kernel's
+ * copy does), so only a file with special bits needs its mode set again without them.
+ */
 export async function copyTree(entries: readonly TreeEntry[], src: string, dest: string): Promise<UploadStats> {
   let bytes = 0;
   let files = 0;
-  await mkdir(dest, { recursive: true });
-  for (const e of entries) if (e.kind === 'dir') await mkdir(path.join(dest, e.rel), { recursive: true });
-  await Promise.all(
-    entries.map(async (e) => {
-      const to = path.join(dest, e.rel);
-      if (e.kind === 'file') {
-        await copyFile(path.join(src, e.rel), to, fsc.COPYFILE_FICLONE);
-        await chmod(to, e.mode);
-        bytes += e.size;
-        files++;
-      } else if (e.kind === 'symlink') {
-        await symlink(e.target, to);
-        files++;
-      }
-    }),
-  );
+  mkdirSync(dest, { recursive: true });
+  for (const e of entries) if (e.kind === 'dir') mkdirSync(path.join(dest, e.rel), { recursive: true });
+  await inChunks(entries, (e) => {
+    if (e.kind === 'dir') return;
+    const to = path.join(dest, e.rel);
+    if (e.kind === 'file') {
+      copyFileSync(path.join(src, e.rel), to, fsc.COPYFILE_FICLONE);
+      if (e.special) chmodSync(to, e.mode);
+      bytes += e.size;
+    } else symlinkSync(e.target, to);
+    files++;
+  });
   return { files, bytes };
 }

@@ -1,7 +1,8 @@
 import { RedgreenError } from '../../errors.js';
 import type { HostFiles } from './files.js';
 import type { HostRoots } from './roots.js';
-import { killTree, PidWindow } from './kill.js';
+import { killTree } from './kill.js';
+import { PidWindow } from './pid-clock.js';
 import { runProcess } from './process.js';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';

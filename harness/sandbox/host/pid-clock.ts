@@ -1,0 +1,113 @@
+import { openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+
+/**
+ * The kernel hands pids out in increasing order, wrapping at pid_max, so everything a command
+ * started has a pid handed out after the last one before it started. A kill that reads only
+ * those pids' environments costs what the command made, not every process of the machine.
+ *
+ * The counter (/proc/loadavg's last pid) is watched by one clock for the whole process while any
+ * command runs, often enough that it cannot come all the way round between two looks: fewer than
+ * a million pids a second can be handed out (a fork alone costs tens of microseconds, and the pid
+ * allocator is one lock). A window that the clock lost sight of (a look came late, the counter
+ * went all the way round) is spent, and its kill scans every process.
+ */
+
+/** Pids below this are never handed out again after the counter wraps (the kernel's RESERVED_PIDS). */
+const RESERVED_PIDS = 300;
+
+const loadavg = (() => {
+  try {
+    // Held open and read at offset 0: one syscall a look, not an open, a read and a close.
+    const fd = openSync('/proc/loadavg', 'r');
+    const buf = Buffer.alloc(256);
+    return () => {
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      const last = Number(buf.toString('latin1', 0, n).trim().split(/\s+/)[4]);
+      return Number.isInteger(last) && last > 0 ? last : null;
+    };
+  } catch {
+    return () => null;
+  }
+})();
+
+/** Whether /proc lists this process's pid namespace (loadavg counts in the reader's, the listing in the mount's), and pid_max. */
+const PROC = (() => {
+  try {
+    const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1').trim());
+    const usable = Number(readlinkSync('/proc/self')) === process.pid && loadavg() !== null && Number.isInteger(pidMax);
+    return { usable, pidMax, wrapMs: pidMax / 1000 };
+  } catch {
+    return { usable: false, pidMax: 0, wrapMs: 0 };
+  }
+})();
+
+/** The one watcher of the pid counter. */
+const clock = {
+  /** Pids handed out since the clock started: the sum of the counter's steps between looks. */
+  total: 0,
+  last: 0,
+  lastAt: 0,
+  /** When the clock last lost sight of the counter (a look too late): windows open then are spent. */
+  blindAt: -Infinity,
+  watchers: 0,
+  timer: null as NodeJS.Timeout | null,
+
+  look(): boolean {
+    const now = performance.now();
+    const cur = loadavg();
+    if (cur === null) return false;
+    if (this.watchers > 0 && now - this.lastAt >= PROC.wrapMs) this.blindAt = this.lastAt;
+    else this.total += cur >= this.last ? cur - this.last : PROC.pidMax - this.last + (cur - RESERVED_PIDS);
+    this.last = cur;
+    this.lastAt = now;
+    return true;
+  },
+
+  watch(): void {
+    if (this.watchers++ > 0) return;
+    this.timer = setInterval(() => this.look(), PROC.wrapMs / 4);
+    this.timer.unref();
+  },
+
+  unwatch(): void {
+    if (--this.watchers > 0) return;
+    clearInterval(this.timer!);
+    this.timer = null;
+  },
+};
+
+/** Which pids a command may have created: opened just before it starts, closed when it is done. */
+export class PidWindow {
+  private closed = false;
+
+  private constructor(
+    /** The last pid handed out before the command started. */
+    readonly after: number,
+    private readonly total0: number,
+    private readonly openedAt: number,
+  ) {}
+
+  /** Null where pids cannot be bounded (no /proc, another pid namespace): every kill then scans everything. */
+  static open(): PidWindow | null {
+    if (!PROC.usable || !clock.look()) return null;
+    clock.watch();
+    return new PidWindow(clock.last, clock.total, clock.lastAt);
+  }
+
+  /**
+   * The range of pids handed out since the window opened, or null when it cannot tell. `wrapped`:
+   * the counter passed pid_max, so the range is (after, pid_max) and [300, last].
+   */
+  range(): { after: number; last: number; wrapped: boolean } | null {
+    if (this.closed || !clock.look() || clock.blindAt >= this.openedAt) return null;
+    const advanced = clock.total - this.total0;
+    if (advanced >= PROC.pidMax - RESERVED_PIDS) return null;
+    return { after: this.after, last: clock.last, wrapped: advanced >= PROC.pidMax - this.after };
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clock.unwatch();
+  }
+}
