@@ -3,7 +3,7 @@ import { BACKEND_CHOICES, parseOptions, PathOptionsSchema, SelfcheckOptionsSchem
 import { backendFlags, GC_BACKENDS, IMAGE_BACKENDS } from './sandbox/backends.js';
 import { harnessVersion, resolvePaths } from './config/paths.js';
 import { describeError, RedgreenError } from './errors.js';
-import { TEMPLATES } from './fixtures/templates.js';
+import { RUNNERS } from './fixtures/runners.js';
 
 // Each command's module is imported when the command runs, so `--version`, `--help` and `validate`
 // never load what they do not use (the Docker and E2B SDKs, execa, the scheduler).
@@ -108,7 +108,7 @@ function program(): Command {
     });
 
   pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
-    .addOption(new Option('--runner <runner>', 'test runner').choices(Object.keys(TEMPLATES)).default('pytest'))
+    .addOption(new Option('--runner <runner>', 'test runner').choices([...RUNNERS]).default('pytest'))
     .action(async (id: string, opts: Record<string, unknown>) => {
       const { newFixture } = await import('./commands/new.js');
       process.exitCode = await newFixture(id, opts);

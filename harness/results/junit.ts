@@ -1,4 +1,4 @@
-import { XMLParser } from 'fast-xml-parser';
+import { lazyXmlParser } from './xml.js';
 import { firstLines, type TestCase, type TestStatus } from './types.js';
 
 export interface JUnitCase {
@@ -14,7 +14,7 @@ export interface JUnitCase {
 
 type Node = Record<string, unknown>;
 
-const parser = new XMLParser({
+const parser = lazyXmlParser({
   ignoreAttributes: false,
   attributeNamePrefix: '',
   textNodeName: '#text',

@@ -1,4 +1,4 @@
-import { XMLParser } from 'fast-xml-parser';
+import { lazyXmlParser } from './xml.js';
 import type { TestCase } from './types.js';
 
 /** The module name pytest loads with `-p`; the file is written into the scratch folder. */
@@ -103,7 +103,7 @@ interface PluginRecord {
   replaced: string[];
 }
 
-const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', htmlEntities: true, parseAttributeValue: false });
+const parser = lazyXmlParser({ ignoreAttributes: false, attributeNamePrefix: '', htmlEntities: true, parseAttributeValue: false });
 
 /** The plugin's record in a JUnit XML document, or null when it holds none. */
 export function pluginRecord(xml: string): PluginRecord | null {
