@@ -1,6 +1,9 @@
+import { createReadStream } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { RedgreenError, tailOf } from '../errors.js';
+import { downloadFile, uploadFile } from '../sandbox/core/transfer.js';
 import type { Sandbox } from '../sandbox/core/types.js';
 
 // The setup cache moves what setup changed with GNU tar inside the sandbox, the same on every
@@ -16,14 +19,24 @@ const TAR_TIMEOUT_MS = 1_800_000;
 /** `./` first: a name starting with `-` is never read as an option. */
 const nulList = (paths: readonly string[]) => Buffer.from(paths.map((p) => `./${p}\0`).join(''));
 
-/** A tar of the given workspace entries, made inside the sandbox (in 512-byte records, not 10 KiB ones: small setups stay small). */
-export async function archiveEntries(sb: Sandbox, paths: readonly string[]): Promise<Buffer> {
+/** Where a setup's archive is: a host file (an entry holds it after its description line). */
+export interface ArchiveFile {
+  file: string;
+  start: number;
+  bytes: number;
+}
+
+/**
+ * A tar of the given workspace entries, made inside the sandbox (in 512-byte records, not 10 KiB
+ * ones: small setups stay small) and streamed into `hostFile`, never whole in memory.
+ */
+export async function archiveEntries(sb: Sandbox, paths: readonly string[], hostFile: string): Promise<void> {
   const [file, list] = [`${sb.scratchDir}/${TAR}`, `${sb.scratchDir}/${LIST}`];
   try {
     await sb.writeFiles([{ path: list, content: nulList(paths) }]);
     const r = await sb.exec(['tar', '-cf', file, '-b1', '--no-recursion', '--null', '-T', list], { timeoutMs: TAR_TIMEOUT_MS });
     if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `tar failed: ${tailOf(r.stderr || r.stdout)}`);
-    return await sb.readFile(file);
+    await downloadFile(sb, file, hostFile);
   } finally {
     await sb.removeFiles([file, list]).catch(() => undefined);
   }
@@ -35,14 +48,12 @@ export async function archiveEntries(sb: Sandbox, paths: readonly string[]): Pro
  * uncached run, where what setup wrote is newer than the freshly uploaded sources (make and the
  * like compare them).
  */
-export async function restoreEntries(sb: Sandbox, archive: Buffer, removed: readonly string[]): Promise<void> {
-  await checkArchive(archive, removed);
+export async function restoreEntries(sb: Sandbox, archive: ArchiveFile, removed: readonly string[]): Promise<void> {
+  await checkArchive(createReadStream(archive.file, { start: archive.start }), removed);
   const [file, list] = [`${sb.scratchDir}/${TAR}`, `${sb.scratchDir}/${LIST}`];
   try {
-    await sb.writeFiles([
-      { path: file, content: archive },
-      { path: list, content: nulList(removed) },
-    ]);
+    await uploadFile(sb, archive.file, file, { start: archive.start });
+    await sb.writeFiles([{ path: list, content: nulList(removed) }]);
     const script = 'if [ -s "$2" ]; then xargs -0 rm -rf -- < "$2"; fi && tar -xpmf "$1" --no-same-owner';
     const r = await sb.exec(['sh', '-c', script, 'sh', file, list], { timeoutMs: TAR_TIMEOUT_MS });
     if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `could not unpack the cached setup: ${tailOf(r.stderr || r.stdout)}`);
@@ -64,14 +75,14 @@ function inside(name: string): string | null {
  * A symlink's target is not checked: unpacking creates the link without following it, and setup
  * could have made the same link in an uncached run (a venv's `bin/python -> /usr/bin/python3`).
  */
-export async function checkArchive(archive: Buffer, removed: readonly string[]): Promise<void> {
+export async function checkArchive(archive: Readable | Buffer, removed: readonly string[]): Promise<void> {
   const refuse = (name: string, why: string): never => {
     throw new RedgreenError('SANDBOX_PATH_UNSAFE', `setup cache entry ${JSON.stringify(name)} ${why}`);
   };
   for (const p of removed) if (!inside(p)) refuse(p, 'is outside the workspace');
   const symlinks = new Set<string>();
   const extract = tar.extract();
-  extract.end(archive);
+  (Buffer.isBuffer(archive) ? Readable.from([archive]) : archive).pipe(extract);
   for await (const e of extract) {
     const { name, type, linkname } = e.header;
     e.resume();

@@ -1,14 +1,18 @@
 import { createHash } from 'node:crypto';
-import { lstat, open, readFile, readlink, rename, unlink, utimes, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { lstat, open, readFile, readlink, rename, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { DEFAULT_EXCLUDES } from '../sandbox/core/tree.js';
 import { FIXTURE_META_FILES } from './patch-phase.js';
+import type { ArchiveFile } from './setup-archive.js';
 
 /**
  * One setup cache entry is one file, `<name>.rgcache`: a JSON line describing it, then the tar.
  * One file is replaced atomically as a whole, so a reader never pairs a description with another
- * entry's archive, and its mtime is its last use (touched on every hit) for the LRU eviction.
+ * entry's archive, and its mtime is its last use (touched on every hit) for the LRU eviction. The
+ * tar is streamed in and out of it, never held whole in memory.
  */
 export const ENTRY_SUFFIX = '.rgcache';
 
@@ -35,14 +39,20 @@ export type EntryMeta = z.infer<typeof EntryMetaSchema>;
 
 export interface Entry {
   meta: EntryMeta;
-  archive: Buffer;
+  /** The tar, inside the entry file after the description line. */
+  archive: ArchiveFile;
 }
 
-/** Writes an entry atomically (a temp file renamed over the old one). */
-export async function writeEntry(file: string, meta: EntryMeta, archive: Buffer): Promise<void> {
+/** An archive of nothing: the entry of a setup that only removed files. */
+export const EMPTY_TAR = Buffer.alloc(1024);
+
+/** Writes an entry atomically (a temp file renamed over the old one); `archiveFile` null: an empty tar. */
+export async function writeEntry(file: string, meta: EntryMeta, archiveFile: string | null): Promise<void> {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   try {
-    await writeFile(tmp, [Buffer.from(`${JSON.stringify(meta)}\n`), archive]);
+    const out = createWriteStream(tmp, { flags: 'wx' });
+    out.write(`${JSON.stringify(meta)}\n`);
+    await pipeline(archiveFile ? createReadStream(archiveFile) : [EMPTY_TAR], out);
     // Its last use, at the same precision as a hit's touch, so the LRU order never depends on which set it.
     await touch(tmp);
     await rename(tmp, file);
@@ -58,17 +68,20 @@ export async function touch(file: string): Promise<void> {
   await utimes(file, now, now);
 }
 
-/** The whole entry, or null when it is missing or unreadable (a miss, never an error). */
+/** The entry's description and where its tar lies; null when it is missing or unreadable (a miss, never an error). */
 export async function readEntry(file: string): Promise<Entry | null> {
-  const data = await readFile(file).catch(() => null);
-  const nl = data ? data.indexOf(0x0a) : -1;
-  if (!data || nl < 0) return null;
-  const meta = parseMeta(data.subarray(0, nl).toString('utf8'));
-  return meta ? { meta, archive: data.subarray(nl + 1) } : null;
+  const head = await readHead(file);
+  const size = head && (await stat(file).catch(() => null))?.size;
+  if (!head || !size) return null;
+  return { meta: head.meta, archive: { file, start: head.start, bytes: size - head.start } };
 }
 
 /** Only the description (for `cache list` and eviction), reading no more than its line. */
 export async function readEntryMeta(file: string): Promise<EntryMeta | null> {
+  return (await readHead(file))?.meta ?? null;
+}
+
+async function readHead(file: string): Promise<{ meta: EntryMeta; start: number } | null> {
   const fh = await open(file, 'r').catch(() => null);
   if (!fh) return null;
   try {
@@ -79,7 +92,10 @@ export async function readEntryMeta(file: string): Promise<EntryMeta | null> {
       const chunk = buffer.subarray(0, bytesRead);
       const nl = chunk.indexOf(0x0a);
       chunks.push(nl < 0 ? chunk : chunk.subarray(0, nl));
-      if (nl >= 0) return parseMeta(Buffer.concat(chunks).toString('utf8'));
+      if (nl >= 0) {
+        const meta = parseMeta(Buffer.concat(chunks).toString('utf8'));
+        return meta ? { meta, start: pos + nl + 1 } : null;
+      }
       pos += bytesRead;
     }
   } finally {

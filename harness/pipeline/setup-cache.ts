@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { cacheMaxBytes, CACHE_MAX_ENV } from '../config/cache.js';
 import type { Fixture } from '../fixtures/load.js';
 import type { Sandbox } from '../sandbox/core/types.js';
 import {
+  EMPTY_TAR,
   ENTRY_SUFFIX,
   guardHolds,
   guardOf,
@@ -46,8 +48,6 @@ export const LOCKFILES = [
  */
 const SHARED_WITH_NETWORK = ['local', 'bwrap'];
 
-const EMPTY_TAR = Buffer.alloc(1024);
-
 /** What `cache list` shows of an entry; `meta` is null for a file that is not a readable entry. */
 export interface CacheListing {
   name: string;
@@ -63,7 +63,20 @@ export interface StoreInput {
   sandbox: Sandbox;
   roots: string[];
   removed: string[];
-  archive: Buffer;
+  /** A host file holding the tar of what setup wrote; null when it only removed. */
+  archiveFile: string | null;
+}
+
+/** Whether a file holds `text`, read in chunks (a match across two chunks is found too). */
+async function fileIncludes(file: string, text: string): Promise<boolean> {
+  const needle = Buffer.from(text);
+  let carry = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file)) {
+    const window = Buffer.concat([carry, chunk as Buffer]);
+    if (window.includes(needle)) return true;
+    carry = window.subarray(Math.max(0, window.length - needle.length + 1));
+  }
+  return false;
 }
 
 /**
@@ -127,12 +140,12 @@ export class SetupCache {
 
   /** Stores a setup's result; returns why it was not kept, or null. */
   async store(input: StoreInput): Promise<string | null> {
-    const { key, fixture, sandbox: sb } = input;
-    const archive = input.archive.length ? input.archive : EMPTY_TAR;
-    if (archive.length > this.maxBytes) return `it is larger than the cache's cap (${this.maxBytes} bytes; set ${CACHE_MAX_ENV})`;
+    const { key, fixture, sandbox: sb, archiveFile } = input;
+    const bytes = archiveFile ? (await stat(archiveFile)).size : EMPTY_TAR.length;
+    if (bytes > this.maxBytes) return `it is larger than the cache's cap (${this.maxBytes} bytes; set ${CACHE_MAX_ENV})`;
     // A venv's scripts, an editable install or a build tree name the workspace's path: such a
     // copy works only where the workspace is at that same path.
-    const bound = archive.includes(Buffer.from(sb.workdir));
+    const bound = archiveFile !== null && (await fileIncludes(archiveFile, sb.workdir));
     const meta: EntryMeta = {
       version: 1,
       key,
@@ -155,12 +168,12 @@ export class SetupCache {
       if (old?.unstable) return why;
       if (old && old.workdir !== sb.workdir) {
         // The path changed since the last entry: this backend's paths differ per sandbox, so none is kept.
-        await writeEntry(boundFile, { ...meta, workdir: null, unstable: true, roots: [], removed: [], guard: {} }, EMPTY_TAR);
+        await writeEntry(boundFile, { ...meta, workdir: null, unstable: true, roots: [], removed: [], guard: {} }, null);
         return why;
       }
       name = SetupCache.boundName(key, sb.backend);
     } else if (!(await readEntryMeta(boundFile))?.unstable) await unlink(boundFile).catch(() => undefined);
-    await writeEntry(this.file(name), meta, archive);
+    await writeEntry(this.file(name), meta, archiveFile);
     await this.evict(this.maxBytes, name);
     return null;
   }

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describeError, isRedgreenError, RedgreenError, tailOf } from '../errors.js';
 import { runCommand, type FixtureContext } from './context.js';
 import { archiveEntries, restoreEntries } from './setup-archive.js';
@@ -54,7 +57,7 @@ async function restoreOrList(ctx: FixtureContext, cache: SetupCache, key: string
     const { meta, archive } = hit.entry;
     try {
       await restoreEntries(sb, archive, meta.removed);
-      ctx.emit({ type: 'cache', key, hit: true, bytes: archive.length, paths: meta.roots });
+      ctx.emit({ type: 'cache', key, hit: true, bytes: archive.bytes, paths: meta.roots });
       return 'restored';
     } catch (e) {
       // A refused entry was checked before anything was written: drop it and run setup. One that
@@ -72,24 +75,31 @@ async function restoreOrList(ctx: FixtureContext, cache: SetupCache, key: string
   }
 }
 
-/** Caches every change setup made to the workspace; a cache that cannot be written is only a miss. */
+/**
+ * Caches every change setup made to the workspace; a cache that cannot be written is only a miss.
+ * The tar goes from the sandbox to a host temp file and into the entry by streaming.
+ */
 async function storeSetup(ctx: FixtureContext, cache: SetupCache, key: string, before: Listing): Promise<void> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'redgreen-setup-'));
   try {
     const changes = diffListings(before, await listWorkspace(ctx.sandbox));
     // Nothing changed in the workspace: whatever setup did happened elsewhere, and skipping it would lose it.
     if (!changes.write.length && !changes.removed.length) return;
-    const archive = changes.write.length ? await archiveEntries(ctx.sandbox, changes.write) : Buffer.alloc(0);
+    const archiveFile = changes.write.length ? path.join(tmp, 'setup.tar') : null;
+    if (archiveFile) await archiveEntries(ctx.sandbox, changes.write, archiveFile);
     const why = await cache.store({
       key,
       fixture: ctx.fixture,
       sandbox: ctx.sandbox,
       roots: changes.roots,
       removed: changes.removed,
-      archive,
+      archiveFile,
     });
     if (why) cacheError(ctx, `setup cache not written: ${why}`);
-    else ctx.emit({ type: 'cache', key, hit: false, bytes: archive.length, paths: changes.roots });
+    else ctx.emit({ type: 'cache', key, hit: false, bytes: archiveFile ? (await stat(archiveFile)).size : 0, paths: changes.roots });
   } catch (e) {
     cacheError(ctx, `setup cache not written: ${describeError(e)}`);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
   }
 }

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
+import { downloadFile, uploadFile } from '../../harness/sandbox/core/transfer.js';
 import type { Sandbox, SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { backendCases } from '../helpers/backends.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
@@ -102,6 +103,31 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
     expect(ls.stdout).toBe('日本語 file.txt\n');
     expect((await sb.exec(['test', '-x', 'données/日本語 file.txt'])).exitCode).toBe(0);
     expect((await sb.readFile('données/日本語 file.txt')).toString()).toBe('héllo\r\n');
+  });
+
+  test('big files stream in (from an offset) and out byte for byte; a path outside the workspace is refused', async () => {
+    const big = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 7919) % 251;
+    const header = Buffer.from('{"meta":"line"}\n');
+    const host = path.join(tmp, 'entry.bin');
+    await writeFile(host, Buffer.concat([header, big]));
+    await uploadFile(sb, host, 'deep/big.bin', { start: header.length, mode: 0o600 });
+    const inside = await sb.exec('sha256sum deep/big.bin; stat -c %a deep/big.bin');
+    expect(inside.stdout).toBe(`${createHash('sha256').update(big).digest('hex')}  deep/big.bin\n600\n`);
+    await sb.exec('printf tail >> deep/big.bin');
+    const back = path.join(tmp, 'back.bin');
+    await downloadFile(sb, 'deep/big.bin', back);
+    expect(
+      createHash('sha256')
+        .update(await readFile(back))
+        .digest('hex'),
+    ).toBe(
+      createHash('sha256')
+        .update(Buffer.concat([big, Buffer.from('tail')]))
+        .digest('hex'),
+    );
+    await expect(uploadFile(sb, host, '../outside.bin')).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
+    await expect(downloadFile(sb, 'no-such-file', path.join(tmp, 'none'))).rejects.toThrow();
   });
 
   test('uploadDir copies a tree, keeps inner symlinks and refuses ones that leave it', async () => {

@@ -93,6 +93,13 @@ export interface Sandbox {
   writeFiles(files: readonly FileToWrite[]): Promise<void>;
   removeFiles(paths: readonly string[]): Promise<void>;
   readFile(path: string): Promise<Buffer>;
+  /**
+   * Streams a sandbox file into a new host file, never whole in memory (big archives: the setup
+   * cache). Optional: `core/transfer.ts` falls back to readFile for a backend without it.
+   */
+  downloadFile?(path: string, hostFile: string): Promise<void>;
+  /** Streams a host file, from byte `start`, into the sandbox (see downloadFile). */
+  uploadFile?(hostFile: string, path: string, options?: { start?: number; mode?: number }): Promise<void>;
   /** Idempotent, never throws: kills every process and removes every resource. */
   destroy(): Promise<void>;
 }

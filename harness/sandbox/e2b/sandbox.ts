@@ -1,4 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import path from 'node:path';
 import { CommandExitError, NotFoundError, type Sandbox as SdkSandbox } from 'e2b';
 import { RedgreenError } from '../../errors.js';
@@ -187,6 +191,44 @@ export class E2BSandbox implements Sandbox {
       throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
     this.expectOk(r, `reading ${p}`);
     return Buffer.from(r.stdout, 'base64');
+  }
+
+  /** Checked by the helper (no symlink on the way), then streamed by envd: never whole in memory. */
+  async downloadFile(p: string, hostFile: string): Promise<void> {
+    this.assertUsable();
+    const rel = this.rel(p);
+    const r = await this.helper(['file', rel]);
+    if (r.exitCode === HELPER_NO_SUCH_FILE)
+      throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
+    this.expectOk(r, `reading ${p}`);
+    try {
+      const stream = await this.sdk.files.read(`${this.root}/${rel}`, {
+        format: 'stream',
+        ...(this.ctx.user ? { user: this.ctx.user } : {}),
+        requestTimeoutMs: this.ctx.requestTimeoutMs,
+      });
+      await pipeline(Readable.fromWeb(stream as WebReadableStream<Uint8Array>), createWriteStream(hostFile));
+    } catch (e) {
+      throw sandboxFailure(`downloading ${p} from sandbox ${this.id}`, e);
+    }
+  }
+
+  /** Streamed to a new name beside the folders, then moved onto the checked path by the helper. */
+  async uploadFile(hostFile: string, p: string, options: { start?: number; mode?: number } = {}): Promise<void> {
+    this.assertUsable();
+    const rel = this.rel(p);
+    const name = `${this.root}/.upload-${randomUUID()}`;
+    try {
+      const body = Readable.toWeb(createReadStream(hostFile, { start: options.start ?? 0 })) as unknown as ReadableStream;
+      await this.sdk.files.write(name, body, {
+        ...(this.ctx.user ? { user: this.ctx.user } : {}),
+        useOctetStream: true,
+        requestTimeoutMs: this.ctx.requestTimeoutMs,
+      });
+    } catch (e) {
+      throw sandboxFailure(`uploading to sandbox ${this.id}`, e);
+    }
+    this.expectOk(await this.helper(['place', name, rel, (options.mode ?? 0o644).toString(8)]), `writing ${p}`);
   }
 
   async destroy(): Promise<void> {

@@ -63,6 +63,15 @@ rm)
   for m in "$@"; do rm -rf "$R/$m" || exit 1; done ;;
 check)
   for m in "$@"; do safe "$m" || exit ${HELPER_UNSAFE_PATH}; done ;;
+place)
+  # place <uploaded file> <path> <mode>: moves a streamed upload onto a checked path.
+  trap 'rm -f "$1"' EXIT
+  safe "$2" || exit ${HELPER_UNSAFE_PATH}
+  mkdir -p "$(dirname "$R/$2")" && rm -f "$R/$2" && mv "$1" "$R/$2" && chmod "$3" "$R/$2" ;;
+file)
+  # file <path>: succeeds when it is a regular file reached through no symlink.
+  safe "$1" || exit ${HELPER_UNSAFE_PATH}
+  [ -f "$R/$1" ] && [ ! -L "$R/$1" ] || { echo "redgreen: $1: no such file" >&2; exit ${HELPER_NO_SUCH_FILE}; } ;;
 cat)
   safe "$1" || exit ${HELPER_UNSAFE_PATH}
   [ -f "$R/$1" ] || { echo "redgreen: $1: no such file" >&2; exit ${HELPER_NO_SUCH_FILE}; }

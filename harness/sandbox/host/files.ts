@@ -1,5 +1,6 @@
-import { chmodSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { chmodSync, constants as fsc, createReadStream, createWriteStream, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { copyFile, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveInside } from '../core/paths.js';
 import { copyTree, walkTree } from '../core/tree.js';
@@ -58,5 +59,19 @@ export class HostFiles {
 
   async readFile(p: string): Promise<Buffer> {
     return readFile(await this.toHost(p));
+  }
+
+  /** The host's own copy (copy_file_range): nothing passes through memory. */
+  async downloadFile(p: string, hostFile: string): Promise<void> {
+    await copyFile(await this.toHost(p), hostFile);
+  }
+
+  async uploadFile(hostFile: string, p: string, options: { start?: number; mode?: number } = {}): Promise<void> {
+    const dest = await this.toHost(p);
+    mkdirSync(path.dirname(dest), { recursive: true });
+    rmSync(dest, { force: true });
+    if (options.start) await pipeline(createReadStream(hostFile, { start: options.start }), createWriteStream(dest, { flags: 'wx' }));
+    else await copyFile(hostFile, dest, fsc.COPYFILE_EXCL);
+    chmodSync(dest, options.mode ?? 0o644);
   }
 }

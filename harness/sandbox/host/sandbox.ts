@@ -92,6 +92,16 @@ export abstract class HostSandbox implements Sandbox {
     return this.files.readFile(p);
   }
 
+  async downloadFile(p: string, hostFile: string): Promise<void> {
+    this.assertAlive();
+    return this.files.downloadFile(p, hostFile);
+  }
+
+  async uploadFile(hostFile: string, p: string, options?: { start?: number; mode?: number }): Promise<void> {
+    this.assertAlive();
+    return this.files.uploadFile(hostFile, p, options);
+  }
+
   /**
    * Stops a command that is still running (timeout, abort, destroy). Its exit is reported once
    * the process is gone, and `kill` then runs again for anything left behind.
