@@ -4,6 +4,7 @@ import { CACHE_MAX_ENV, cacheMaxBytes, parseSize } from '../config/cache.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { SetupCache, type CacheListing } from '../pipeline/setup-cache.js';
+import type { LayerListing } from '../pipeline/workspace-layers.js';
 import { bytes } from '../transcripts/replay-format.js';
 import { numberFromCli } from './compare.js';
 
@@ -35,6 +36,7 @@ export function userSetupCache(): SetupCache {
 function row(e: CacheListing) {
   const m = e.meta;
   return {
+    kind: 'setup' as const,
     key: e.name,
     fixture: m?.fixture ?? null,
     backend: m ? (m.unstable ? `${m.backend} (path differs per sandbox: not kept)` : m.backends.join('+')) : null,
@@ -44,19 +46,49 @@ function row(e: CacheListing) {
   };
 }
 
-/** `redgreen cache list`: every entry, least recently used first, with the total and the cap. */
+function layerRow(l: LayerListing) {
+  return {
+    kind: 'layer' as const,
+    key: l.name,
+    fixture: l.meta?.fixture ?? null,
+    backend: l.meta?.backends.join('+') ?? null,
+    workdir: l.meta?.workdir ?? null,
+    bytes: l.bytes,
+    lastUsed: l.lastUsed.toISOString(),
+    inUse: l.inUse,
+  };
+}
+
+/**
+ * `redgreen cache list`: every setup entry and every prepared layer (a setup's result as a folder
+ * sandboxes mount copy-on-write), least recently used first, with the totals and the cap (each kind).
+ */
 export async function cacheList(options: CacheListOptions): Promise<number> {
   const cache = userSetupCache();
   const rows = (await cache.list()).map(row);
+  const layers = ((await cache.layers?.list()) ?? []).map(layerRow);
   const total = rows.reduce((n, r) => n + r.bytes, 0);
+  const layerTotal = layers.reduce((n, r) => n + r.bytes, 0);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ dir: cache.dir, maxBytes: cache.maxBytes, totalBytes: total, entries: rows }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ dir: cache.dir, maxBytes: cache.maxBytes, totalBytes: total, entries: rows, layerBytes: layerTotal, layers }, null, 2)}\n`,
+    );
     return 0;
   }
-  const table = new Table({ head: ['key', 'fixture', 'backend', 'size', 'last used'], style: { head: [], border: [] } });
-  for (const r of rows) table.push([r.key, r.fixture ?? '(unreadable)', r.backend ?? '', bytes(r.bytes), r.lastUsed]);
-  const summary = `${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}, ${bytes(total)} of ${bytes(cache.maxBytes)} (${CACHE_MAX_ENV}) in ${cache.dir}`;
-  process.stdout.write(`${rows.length ? `${table.toString()}\n` : ''}${summary}\n`);
+  const table = new Table({ head: ['kind', 'key', 'fixture', 'backend', 'size', 'last used'], style: { head: [], border: [] } });
+  for (const r of [...rows, ...layers])
+    table.push([
+      r.kind,
+      r.key,
+      r.fixture ?? '(unreadable)',
+      r.backend ?? '',
+      bytes(r.bytes),
+      `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}`,
+    ]);
+  const summary =
+    `${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}, ${bytes(total)} and ${layers.length} prepared layer(s), ${bytes(layerTotal)}; ` +
+    `each kind up to ${bytes(cache.maxBytes)} (${CACHE_MAX_ENV}) in ${cache.dir}`;
+  process.stdout.write(`${rows.length + layers.length ? `${table.toString()}\n` : ''}${summary}\n`);
   return 0;
 }
 
@@ -72,23 +104,21 @@ export async function cachePrune(options: CachePruneOptions): Promise<number> {
       'choose one of --all, --max <size>, --older-than <days>',
     );
   const cache = userSetupCache();
-  const removed = await cache.prune(
-    options.all
-      ? { all: true }
-      : options.olderThan !== undefined
-        ? { olderThanDays: options.olderThan }
-        : { maxBytes: options.max ?? cacheMaxBytes() },
-  );
-  const left = await cache.list();
+  const how = options.all
+    ? ({ all: true } as const)
+    : options.olderThan !== undefined
+      ? { olderThanDays: options.olderThan }
+      : { maxBytes: options.max ?? cacheMaxBytes() };
+  // Layers in use by a running sandbox are kept whatever the request.
+  const removed = [...(await cache.prune(how)).map(row), ...((await cache.layers?.prune(how)) ?? []).map(layerRow)];
+  const left = [...(await cache.list()).map(row), ...((await cache.layers?.list()) ?? []).map(layerRow)];
   const freed = removed.reduce((n, e) => n + e.bytes, 0);
   const kept = left.reduce((n, e) => n + e.bytes, 0);
   if (options.json) {
-    process.stdout.write(
-      `${JSON.stringify({ removed: removed.map(row), freedBytes: freed, left: left.length, leftBytes: kept }, null, 2)}\n`,
-    );
+    process.stdout.write(`${JSON.stringify({ removed, freedBytes: freed, left: left.length, leftBytes: kept }, null, 2)}\n`);
     return 0;
   }
-  const lines = removed.map((e) => `removed ${e.name} (${bytes(e.bytes)})`);
+  const lines = removed.map((e) => `removed ${e.kind === 'layer' ? 'prepared layer ' : ''}${e.key} (${bytes(e.bytes)})`);
   lines.push(`${removed.length} removed (${bytes(freed)}), ${left.length} left (${bytes(kept)})`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;

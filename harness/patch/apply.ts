@@ -2,7 +2,7 @@ import { lstat, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { writeOwner } from '../sandbox/host/gc.js';
-import { runTool } from '../sandbox/host/tool.js';
+import { runTool } from '../sandbox/core/tool.js';
 import { copyTree, type TreeEntry } from '../sandbox/core/tree.js';
 import { applyExactly, type PatchedFile } from './exact.js';
 import { touchedPaths, type ParsedPatch } from './parse.js';

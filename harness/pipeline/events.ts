@@ -15,8 +15,10 @@ export type FixtureEvent =
   | { type: 'fixture'; fixtureId: string; title: string; runner: string; backend: string; fixtureSha256: string }
   | { type: 'phase'; phase: Phase; status: 'start' | 'end'; durationMs?: number }
   | { type: 'sandbox'; sandboxId: string; backend: string; workdir: string }
-  | { type: 'upload'; files: number; bytes: number }
-  | { type: 'cache'; key: string; hit: boolean; bytes: number; paths: string[] }
+  /** `layer`: the workspace started copy-on-write from this prepared layer (nothing was copied). */
+  | { type: 'upload'; files: number; bytes: number; layer?: string }
+  /** `layer`: a prepared workspace (pipeline/workspace-layers.ts) rather than a setup cache entry. */
+  | { type: 'cache'; key: string; hit: boolean; bytes: number; paths: string[]; layer?: boolean }
   | {
       type: 'command';
       phase: Phase;

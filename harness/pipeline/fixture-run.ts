@@ -2,7 +2,7 @@ import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { issueProblem } from '../fixtures/issue.js';
 import type { Fixture } from '../fixtures/load.js';
 import type { ApplyOutcome } from '../patch/apply.js';
-import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
+import type { Sandbox, SandboxBackend, UploadStats } from '../sandbox/core/types.js';
 import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
 import { refuseBeforeRun } from '../scoring/refusal.js';
@@ -16,6 +16,7 @@ import { PhaseTimer } from './phase-timer.js';
 import type { PatchProvider } from './provider.js';
 import type { FixtureResult, PatchSummary, TestPhase } from './result.js';
 import { runTests } from './test-phase.js';
+import { layerPlan, saveLayer, startFromLayer } from './workspace-layer-phase.js';
 
 export interface FixtureRunOptions {
   mode: 'selfcheck' | 'run';
@@ -51,6 +52,8 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   let sandbox: Sandbox | null = null;
   /** The patch applied to the fixture's files on the host, once (a run checks it before any sandbox). */
   let prepared: Promise<ApplyOutcome> | null = null;
+  /** What score() hands back for the end: the prepared patch, the end of a layer's use. */
+  const hold: Held = { keep: (p) => (prepared = p), layerRelease: null };
   let red: TestPhase | null = null;
   let green: TestPhase | null = null;
   let patch: PatchSummary | null = null;
@@ -99,7 +102,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
               ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}),
             }),
           );
-          const out = await score(o, timer, sandbox, inspected, prepared, (p) => (prepared = p));
+          const out = await score(o, timer, sandbox, inspected, prepared, hold);
           ({ red, green, patch, graded } = out);
         }
       }
@@ -113,6 +116,8 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   } finally {
     const sb = sandbox as Sandbox | null;
     if (sb) await timer.run('destroy', () => sb.destroy());
+    // Unmounted by destroy: the sandbox no longer uses its prepared layer.
+    hold.layerRelease?.();
     // The git fallback's copy is removed when its apply ends: wait for it, so nothing outlives the run.
     await (prepared as Promise<ApplyOutcome> | null)?.catch(() => undefined);
   }
@@ -157,13 +162,18 @@ async function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): Prom
 
 type Scored = { red: TestPhase | null; green: TestPhase | null; patch: PatchSummary; graded: Graded };
 
+interface Held {
+  keep: (p: Promise<ApplyOutcome> | null) => void;
+  layerRelease: (() => void) | null;
+}
+
 async function score(
   o: FixtureRunOptions,
   timer: PhaseTimer,
   sb: Sandbox,
   inspected: InspectedPatch,
   staged: Promise<ApplyOutcome> | null,
-  keep: (p: Promise<ApplyOutcome> | null) => void,
+  hold: Held,
 ): Promise<Scored> {
   const { fixture, emit } = o;
   const tests = fixture.manifest.tests;
@@ -172,16 +182,32 @@ async function score(
   let patch: PatchSummary = inspected.summary;
   emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
   const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null };
-  const stats = await timer.run('upload', () => sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES }));
-  emit({ type: 'upload', ...stats });
+  // Where it can, the workspace starts copy-on-write from a prepared layer: no upload, no setup.
+  const plan = await layerPlan(ctx, o.fixtureSha256);
+  let uploaded: UploadStats | null = null;
+  const layer = await timer.run('upload', async () => {
+    const started = plan ? await startFromLayer(ctx, plan) : null;
+    if (started) {
+      hold.layerRelease = started.release;
+      emit({ type: 'upload', files: 0, bytes: started.meta.bytes, layer: plan!.key });
+      return started;
+    }
+    uploaded = await sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
+    emit({ type: 'upload', ...uploaded });
+    return null;
+  });
   // The patch is applied on the host while setup and RED run (a run did it already).
   const prepared = staged ?? preparePatch(inspected, fixture, { fuzzy: o.mode === 'run' });
   prepared?.catch(() => undefined);
-  keep(prepared);
-  const setupFailure = await timer.run('setup', () => runSetup(ctx));
-  if (setupFailure?.timedOut) return { red, green, patch, graded: { verdict: 'timeout', reason: setupFailure.reason } };
-  // Retried once by the scheduler (a download may fail by chance); failing again, it is the fixture's.
-  if (setupFailure) throw new RedgreenError('SETUP_FAILED', setupFailure.reason);
+  hold.keep(prepared);
+  if (layer) emit({ type: 'cache', key: plan!.key, hit: true, bytes: layer.meta.bytes, paths: [], layer: true });
+  else {
+    const setupFailure = await timer.run('setup', () => runSetup(ctx));
+    if (setupFailure?.timedOut) return { red, green, patch, graded: { verdict: 'timeout', reason: setupFailure.reason } };
+    // Retried once by the scheduler (a download may fail by chance); failing again, it is the fixture's.
+    if (setupFailure) throw new RedgreenError('SETUP_FAILED', setupFailure.reason);
+    if (plan) await timer.run('setup', () => saveLayer(ctx, plan, uploaded!));
+  }
   if (o.mode === 'selfcheck' || o.baseline) {
     red = await timer.run('red', () => runTests(ctx, 'red', o.repeat));
     const invalid = o.mode === 'run' ? checkBaseline(tests, red) : null;

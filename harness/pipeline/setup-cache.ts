@@ -17,6 +17,7 @@ import {
   type Entry,
   type EntryMeta,
 } from './setup-cache-entry.js';
+import { WorkspaceLayers } from './workspace-layers.js';
 
 /** Files that decide what a setup installs (seed 002: hash the lockfiles, not the whole tree). */
 export const LOCKFILES = [
@@ -86,12 +87,15 @@ async function fileIncludes(file: string, text: string): Promise<boolean> {
  */
 export class SetupCache {
   readonly maxBytes: number;
+  /** The same results as prepared workspaces, for sandboxes that start from one copy-on-write (null: off). */
+  readonly layers: WorkspaceLayers | null;
 
   constructor(
     readonly dir: string,
-    options: { maxBytes?: number } = {},
+    options: { maxBytes?: number; layers?: boolean } = {},
   ) {
     this.maxBytes = options.maxBytes ?? cacheMaxBytes();
+    this.layers = options.layers === false ? null : new WorkspaceLayers(path.join(dir, 'layers'), this.maxBytes);
   }
 
   /** The setup cache under redgreen's cache folder (`$XDG_CACHE_HOME/redgreen`): the one runs and `redgreen cache` use. */

@@ -45,8 +45,13 @@ export class FixtureStory {
         this.workdir = l.workdir;
         return [`${at}   sandbox ${l.sandboxId} (${l.backend}), workdir ${l.workdir}`];
       case 'upload':
-        return [`${at}   uploaded ${l.files} files, ${bytes(l.bytes)}`];
+        return [
+          l.layer
+            ? `${at}   workspace started copy-on-write from prepared layer ${l.layer.slice(0, 12)}… (${bytes(l.bytes)}, nothing copied)`
+            : `${at}   uploaded ${l.files} files, ${bytes(l.bytes)}`,
+        ];
       case 'cache':
+        if (l.layer) return [`${at}   ${l.hit ? 'setup skipped: its result is in the prepared layer' : 'workspace kept as a prepared layer'} ${l.key.slice(0, 12)}…`];
         return [`${at}   setup cache ${l.hit ? 'hit' : 'miss'} ${l.key.slice(0, 12)}…${l.bytes ? ` (${bytes(l.bytes)}${l.paths.length ? `: ${l.paths.join(', ')}` : ''})` : ''}`];
       case 'command':
         return [`${at}`, ...formatCommand(l, this.workdir, s)];

@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import { runCli } from '../helpers/cli.js';
 import { makeProject } from '../helpers/project.js';
@@ -59,17 +60,28 @@ describe('redgreen cache', () => {
       expect(text.stdout).toContain(big.key);
       expect(text.stdout).toContain('2 entries');
 
-      expect(JSON.parse((await cli('cache', 'prune', '--older-than', '1', '--json')).stdout)).toMatchObject({ removed: [], left: 2 });
+      // As root, each cached setup is also kept as a prepared layer (copy-on-write workspaces).
+      const layers = overlayAllowed() ? 2 : 0;
+      expect(JSON.parse(text.stdout.length ? (await cli('cache', 'list', '--json')).stdout : '{}').layers).toHaveLength(layers);
+      expect(JSON.parse((await cli('cache', 'prune', '--older-than', '1', '--json')).stdout)).toMatchObject({
+        removed: [],
+        left: 2 + layers,
+      });
       expect((await list()).entries.map((e) => e.fixture)).toEqual(['big', 'small']);
       // One byte too many: the least recently used entry goes, and only it.
       const pruned = JSON.parse((await cli('cache', 'prune', '--max', `${listed.totalBytes - 1}`, '--json')).stdout);
-      expect(pruned.removed.map((e: Listed) => e.fixture)).toEqual(['big']);
+      const removedOf = (kind: string) =>
+        pruned.removed.filter((e: Listed & { kind: string }) => e.kind === kind).map((e: Listed) => e.fixture);
+      expect(removedOf('setup')).toEqual(['big']);
+      // Each kind has the cap: big's layer (its whole workspace) is the least recently used one over it.
+      expect(removedOf('layer')).toEqual(layers ? ['big'] : []);
       expect((await list()).entries.map((e) => e.fixture)).toEqual(['small']);
 
       const all = await cli('cache', 'prune', '--all');
       expect(all.code).toBe(0);
-      expect(all.stdout).toContain('1 removed');
-      expect(await readdir(path.join(env.XDG_CACHE_HOME, 'redgreen', 'setup'))).toEqual([]);
+      expect(all.stdout).toContain(`${1 + layers / 2} removed`);
+      expect((await readdir(path.join(env.XDG_CACHE_HOME, 'redgreen', 'setup'))).filter((n) => n !== 'layers')).toEqual([]);
+      expect(await readdir(path.join(env.XDG_CACHE_HOME, 'redgreen', 'setup', 'layers')).catch(() => [])).toEqual([]);
     } finally {
       await project.cleanup();
     }

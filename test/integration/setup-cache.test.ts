@@ -37,7 +37,8 @@ describe.each(await backendCases())('setup cache on $name', ({ make }) => {
     project = await makeProject({
       c: { manifest: { ...CHECK, setup: SETUP }, files, oracle: await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }) },
     });
-    const cache = new SetupCache(cacheDir);
+    // The entry itself is under test: no prepared layer (which would skip its unpacking on host backends).
+    const cache = new SetupCache(cacheDir, { layers: false });
     const backend = await make();
     const cacheEvents = async () => {
       const { byId, events } = await selfcheckProject(project!, { setupCache: cache, backend });

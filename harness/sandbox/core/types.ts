@@ -100,6 +100,14 @@ export interface Sandbox {
   downloadFile?(path: string, hostFile: string): Promise<void>;
   /** Streams a host file, from byte `start`, into the sandbox (see downloadFile). */
   uploadFile?(hostFile: string, path: string, options?: { start?: number; mode?: number }): Promise<void>;
+  /**
+   * Starts the (still empty) workspace as a copy-on-write view of `tree`, a host folder that stays
+   * unchanged while any sandbox uses it: ready at once, whatever its size. Optional, and false
+   * when this sandbox cannot (the caller uploads instead).
+   */
+  startFrom?(tree: string): Promise<boolean>;
+  /** Copies the workspace as it is now (modes, times, links) into `dest`, a new host folder; false when it cannot. */
+  saveWorkspace?(dest: string): Promise<boolean>;
   /** Idempotent, never throws: kills every process and removes every resource. */
   destroy(): Promise<void>;
 }

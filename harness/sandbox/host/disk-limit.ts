@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import { FULL_BELOW_BYTES, MIB } from '../core/limits.js';
-import { runTool } from './tool.js';
+import { runTool } from '../core/tool.js';
 
 /**
  * A host sandbox's size limit: its folder (workspace, scratch, HOME, /tmp) becomes a tmpfs of

@@ -7,6 +7,7 @@ import { currentOwner, liveness, type Owner } from '../core/owner.js';
 import { unmountSizeLimit } from './disk-limit.js';
 import { SandboxCgroup } from './cgroup.js';
 import { killSandbox } from './kill.js';
+import { unmountOverlay } from './overlay.js';
 
 const OWNER = 'owner.json';
 
@@ -47,7 +48,11 @@ async function readOwner(root: string): Promise<OwnerFile | null> {
 async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
   await killSandbox(owner.sandboxId);
   await SandboxCgroup.existing(`redgreen-${owner.sandboxId}`).remove();
-  if (process.getuid?.() === 0) await unmountSizeLimit(root);
+  if (process.getuid?.() === 0) {
+    // A workspace overlay first (a prepared tree below it must never be touched), then the size limit.
+    await unmountOverlay(path.join(root, 'workspace'));
+    await unmountSizeLimit(root);
+  }
   await rm(root, { recursive: true, force: true });
 }
 

@@ -1,5 +1,8 @@
 import { RedgreenError } from '../../errors.js';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import type { HostFiles } from './files.js';
+import { copyTreeExactly, mountOverlay, overlayAllowed, unmountOverlay } from './overlay.js';
 import type { HostRoots } from './roots.js';
 import { killTree } from './kill.js';
 import { PidWindow } from './pid-clock.js';
@@ -110,6 +113,26 @@ export abstract class HostSandbox implements Sandbox {
     return kill();
   }
 
+  /** Whether the workspace is an overlay over a prepared tree (unmounted at destroy). */
+  private overlaid = false;
+
+  async startFrom(tree: string): Promise<boolean> {
+    this.assertAlive();
+    if (!overlayAllowed() || this.overlaid) return false;
+    const [upper, work] = [path.join(this.root, '.upper'), path.join(this.root, '.work')];
+    mkdirSync(upper);
+    mkdirSync(work);
+    const mounted = await mountOverlay({ lower: tree, upper, work, target: this.files.workspaceHost });
+    this.overlaid = mounted.ok;
+    return mounted.ok;
+  }
+
+  async saveWorkspace(dest: string): Promise<boolean> {
+    this.assertAlive();
+    mkdirSync(dest, { recursive: true });
+    return (await copyTreeExactly(this.files.workspaceHost, dest)).ok;
+  }
+
   /** Releases what a subclass holds besides the folder (a cgroup). */
   protected async release(): Promise<void> {}
 
@@ -123,6 +146,8 @@ export abstract class HostSandbox implements Sandbox {
     } catch {
       // destroy never throws; removal below still runs
     }
+    // Nothing runs any more: the overlay comes off before its folders are emptied or removed.
+    if (this.overlaid) await unmountOverlay(this.files.workspaceHost);
     await this.roots.give(this.root);
   }
 }

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { DoubleSandbox } from './state.js';
 
 /** What a template built for redgreen provides: this machine's tools, CA bundles and proxies. */
@@ -64,6 +65,7 @@ export function startProcess(
     ...TEMPLATE_ENV,
     PATH: TEMPLATE_PATH,
     HOME: home,
+    TMPDIR: path.join(sb.dir, 'tmp'),
     USER: user,
     LOGNAME: user,
     E2B_SANDBOX: 'true',

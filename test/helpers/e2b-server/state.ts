@@ -67,6 +67,8 @@ export class Registry {
     const id = `i${randomBytes(10).toString('hex')}`;
     const dir = await mkdtemp(path.join(this.o.baseDir, `rg-e2b-sandbox-${id}-`));
     const homes = new Map(this.o.users.map((u) => [u, u === 'root' ? path.join(dir, 'root') : path.join(dir, 'home', u)]));
+    // A real sandbox is a VM with a /tmp of its own: each double has one too (TMPDIR, see processes.ts).
+    await mkdir(path.join(dir, 'tmp'));
     for (const home of homes.values()) {
       await mkdir(home, { recursive: true });
       // A template's login profile: `bash -l` resets PATH from /etc/profile, the template puts its tools back.

@@ -1,0 +1,55 @@
+import type { LayerMeta } from './workspace-layers.js';
+import { WorkspaceLayers } from './workspace-layers.js';
+import { SetupCache } from './setup-cache.js';
+import type { FixtureContext } from './context.js';
+import type { UploadStats } from '../sandbox/core/types.js';
+
+/** Below these, a plain upload is as fast as a mount: a fixture without setup gets no layer. */
+const LAYER_MIN_FILES = 1000;
+const LAYER_MIN_BYTES = 32 * 1024 * 1024;
+
+export interface LayerPlan {
+  key: string;
+  /** The setup cache entry the layer holds the result of (null: the fixture has no setup). */
+  setupKey: string | null;
+  backends: string[];
+}
+
+/**
+ * Whether this sandbox can start from a prepared layer (a backend that mounts copy-on-write, with
+ * the setup cache on), and which one: the fixture's content, its setup's cache key, the backends
+ * that share it.
+ */
+export async function layerPlan(ctx: FixtureContext, fixtureSha256: string): Promise<LayerPlan | null> {
+  const { setupCache: cache, sandbox: sb, fixture } = ctx;
+  if (!cache?.layers || !sb.startFrom || !sb.saveWorkspace) return null;
+  const setupKey = fixture.manifest.setup?.commands.length ? await SetupCache.key(fixture, sb.backend) : null;
+  const backends = SetupCache.sharedWith(fixture, sb.backend);
+  return { key: WorkspaceLayers.key(fixtureSha256, setupKey, backends), setupKey, backends };
+}
+
+/**
+ * Starts the workspace from the plan's layer, instead of an upload and setup. A layer stands for
+ * a cached setup, so it is used only while the setup cache would be: its entry still usable here.
+ */
+export async function startFromLayer(ctx: FixtureContext, plan: LayerPlan): Promise<{ meta: LayerMeta; release: () => void } | null> {
+  const cache = ctx.setupCache!;
+  if (plan.setupKey && !(await cache.lookup(plan.setupKey, ctx.fixture, ctx.sandbox))) return null;
+  return cache.layers!.start(plan.key, ctx.sandbox);
+}
+
+/**
+ * After an upload and setup: keeps the workspace as the plan's layer when it pays — setup's result
+ * went into the cache (what setup does outside the workspace is not, and such a setup is never
+ * skipped), or the upload alone was big. A layer that cannot be kept is only a note in the transcript.
+ */
+export async function saveLayer(ctx: FixtureContext, plan: LayerPlan, upload: UploadStats): Promise<void> {
+  const cache = ctx.setupCache!;
+  const worth = plan.setupKey
+    ? (await cache.lookup(plan.setupKey, ctx.fixture, ctx.sandbox)) !== null
+    : upload.files >= LAYER_MIN_FILES || upload.bytes >= LAYER_MIN_BYTES;
+  if (!worth) return;
+  const why = await cache.layers!.save(plan.key, ctx.sandbox, { fixture: ctx.fixture.id, backends: plan.backends });
+  if (why) ctx.emit({ type: 'error', phase: 'setup', code: 'SETUP_CACHE', message: `prepared workspace not kept: ${why}` });
+  else ctx.emit({ type: 'cache', key: plan.key, hit: false, bytes: 0, paths: [], layer: true });
+}

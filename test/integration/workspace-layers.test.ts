@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
+import { discoverFixtures, type Fixture } from '../../harness/fixtures/load.js';
+import { diffTrees } from '../../harness/fixtures/scaffold.js';
+import type { FixtureContext } from '../../harness/pipeline/context.js';
+import type { FixtureEvent } from '../../harness/pipeline/events.js';
+import { FIXTURE_META_FILES } from '../../harness/pipeline/patch-phase.js';
+import { SetupCache } from '../../harness/pipeline/setup-cache.js';
+import { runSetup } from '../../harness/pipeline/setup.js';
+import { layerPlan, saveLayer, startFromLayer } from '../../harness/pipeline/workspace-layer-phase.js';
+import type { Sandbox, SandboxBackend } from '../../harness/sandbox/core/types.js';
+import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
+import { backendCases } from '../helpers/backends.js';
+import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
+
+// Copy-on-write layers need root (an overlay mount); CI runs as root and must test them.
+if (process.env.CI && !overlayAllowed()) throw new Error('CI must run the prepared-layer tests as root (overlay mounts)');
+
+let project: Project | undefined;
+let cacheDir: string | undefined;
+afterEach(async () => {
+  await project?.cleanup();
+  if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
+  project = cacheDir = undefined;
+});
+
+// A setup that makes many files and every kind of change; the test writes into the workspace.
+const SETUP = {
+  commands: [
+    'mkdir -p gen out/empty && i=0 && while [ $i -lt 1200 ]; do echo $i > gen/f$i; i=$((i+1)); done && echo 5 > gen/value',
+    'ln -s ../config.txt gen/link && chmod 700 out && rm stale.txt && echo built > config.txt',
+  ],
+  timeoutSec: 120,
+};
+const files = {
+  'add.sh': 'echo $(( $1 - $2 ))\n',
+  'check.sh': 'echo ran > ran.txt && test -f gen/f1199 && test "$(cat gen/link)" = built && test "$(sh add.sh 2 3)" = "$(cat gen/value)"\n',
+  'config.txt': 'dev\n',
+  'stale.txt': 'old\n',
+};
+const MANIFEST = {
+  runner: 'exit-code',
+  language: 'shell',
+  test: { command: 'sh check.sh', timeoutSec: 60 },
+  protected: ['check.sh'],
+  setup: SETUP,
+};
+const SNAPSHOT =
+  "find . -mindepth 1 \\( -type l -printf '%y %P -> %l\\n' \\) -o -printf '%y %m %P\\n' | sort && find . -type f -exec sha256sum {} + | sort";
+
+const hostCases = (await backendCases()).filter((c) => c.name === 'local' || c.name === 'bwrap');
+
+function context(fixture: Fixture, sandbox: Sandbox, cache: SetupCache, events: FixtureEvent[]): FixtureContext {
+  return { fixture, sandbox, signal: new AbortController().signal, emit: (e) => events.push(e), setupCache: cache };
+}
+
+/** A hash of every entry of a host folder (names, modes, link targets, contents). */
+const treeHash = (dir: string) => execFileSync('sh', ['-c', SNAPSHOT], { cwd: dir, encoding: 'utf8' });
+
+const overlaysOver = (dir: string) =>
+  readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(dir));
+
+describe.each(hostCases)('prepared layers on $name', ({ make }) => {
+  test.runIf(overlayAllowed())(
+    'a layer is the uploaded and set-up workspace; a sandbox over it never changes it; one in use is never pruned',
+    async () => {
+      cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-layers-'));
+      project = await makeProject({ big: { manifest: MANIFEST, files } });
+      const fixture = (await discoverFixtures(project)).fixtures[0]!;
+      const sha = await fingerprintFixture(fixture);
+      const cache = new SetupCache(cacheDir);
+      const backend: SandboxBackend = await make();
+
+      const first = await backend.create({ runId: 'layers', fixtureId: 'big' });
+      const firstEvents: FixtureEvent[] = [];
+      let uploadedSnapshot: string;
+      try {
+        const ctx = context(fixture, first, cache, firstEvents);
+        const stats = await first.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
+        expect(await runSetup(ctx)).toBeNull();
+        const plan = (await layerPlan(ctx, sha))!;
+        await saveLayer(ctx, plan, stats);
+        uploadedSnapshot = (await first.exec(SNAPSHOT)).stdout;
+      } finally {
+        await first.destroy();
+      }
+      expect(firstEvents).toContainEqual(expect.objectContaining({ type: 'cache', hit: false, layer: true }));
+      const [layer] = await cache.layers!.list();
+      const layerTree = path.join(layer!.dir, 'tree');
+      const before = treeHash(layerTree);
+
+      const second = await backend.create({ runId: 'layers', fixtureId: 'big' });
+      const ctx = context(fixture, second, cache, []);
+      const started = await startFromLayer(ctx, (await layerPlan(ctx, sha))!);
+      try {
+        expect(started).not.toBeNull();
+        expect((await second.exec(SNAPSHOT)).stdout).toBe(uploadedSnapshot);
+        const changed = await second.exec(
+          'echo x > gen/f1 && rm gen/f2 && chmod 777 out && echo new > added.txt && rm -rf out/empty && echo ok',
+        );
+        expect(changed.stdout).toBe('ok\n');
+        expect(await cache.layers!.prune({ all: true })).toEqual([]);
+        expect((await cache.layers!.list()).map((l) => l.inUse)).toEqual([true]);
+      } finally {
+        await second.destroy();
+        started?.release();
+      }
+      expect(treeHash(layerTree)).toBe(before);
+      expect(overlaysOver(layerTree)).toEqual([]);
+      expect((await cache.layers!.prune({ all: true })).map((l) => l.name)).toEqual([layer!.name]);
+    },
+  );
+
+  test.runIf(overlayAllowed())('the second selfcheck starts from the layer: no upload, no setup, the same verdicts', async () => {
+    cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-layers-'));
+    project = await makeProject({
+      big: { manifest: MANIFEST, files, oracle: await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }) },
+    });
+    const cache = new SetupCache(cacheDir);
+    const backend = await make();
+    const outcome = (r: { byId: Record<string, { verdict: string; red: unknown; green: unknown }> }) => ({
+      verdict: r.byId.big!.verdict,
+      red: r.byId.big!.red,
+      green: r.byId.big!.green,
+    });
+    const uncached = await selfcheckProject(project, { backend });
+    const making = await selfcheckProject(project, { backend, setupCache: cache });
+    const fromLayer = await selfcheckProject(project, { backend, setupCache: cache });
+    expect(making.events.map((e) => e.event)).toContainEqual(expect.objectContaining({ type: 'cache', hit: false, layer: true }));
+    const events = fromLayer.events.map((e) => e.event);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'upload', layer: expect.any(String) }));
+    expect(events).toContainEqual(expect.objectContaining({ type: 'cache', hit: true, layer: true }));
+    expect(events.filter((e) => e.type === 'command' && e.phase === 'setup')).toEqual([]);
+    const strip = (o: ReturnType<typeof outcome>) =>
+      JSON.parse(JSON.stringify(o, (k, v) => (k === 'durationMs' ? undefined : v))) as unknown;
+    expect(outcome(uncached).verdict).toBe('valid');
+    expect(strip(outcome(fromLayer))).toEqual(strip(outcome(uncached)));
+    expect(strip(outcome(making))).toEqual(strip(outcome(uncached)));
+    expect(overlaysOver(cacheDir)).toEqual([]);
+  });
+});
