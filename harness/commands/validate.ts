@@ -4,13 +4,14 @@ import { resolvePaths } from '../config/paths.js';
 import type { z } from 'zod';
 import type { PathOptionsSchema } from './options.js';
 import { lintFixture, type LintFinding } from '../pipeline/lint.js';
-import { discoverFixtures } from '../fixtures/load.js';
+import { selectFixtures } from '../fixtures/select.js';
 import { manifestJsonSchema } from '../fixtures/manifest.js';
+import { reportJsonSchema } from '../reporters/report.js';
 
 /** Lints every manifest and oracle without running anything. Exit 2 when anything is wrong. */
 export async function validate(ids: string[], options: z.infer<typeof PathOptionsSchema> & { json?: boolean }): Promise<number> {
   const paths = resolvePaths(options);
-  const { fixtures, broken } = await discoverFixtures(paths, ids);
+  const { fixtures, broken } = (await selectFixtures(paths, { patterns: ids, tags: [] })).discovery;
   const findings: Record<string, LintFinding[]> = {};
   for (const b of broken) findings[b.id] = [{ level: 'error', message: b.error.message }];
   for (const f of fixtures) findings[f.id] = await lintFixture(f);
@@ -34,5 +35,12 @@ export async function validate(ids: string[], options: z.infer<typeof PathOption
 export async function writeSchema(root: string): Promise<string> {
   const file = path.join(root, 'fixture.schema.json');
   await writeFile(file, `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`);
+  return file;
+}
+
+/** Writes report.schema.json (the JSON Schema of report.json) from the zod schema. */
+export async function writeReportSchema(root: string): Promise<string> {
+  const file = path.join(root, 'report.schema.json');
+  await writeFile(file, `${JSON.stringify(reportJsonSchema(), null, 2)}\n`);
   return file;
 }

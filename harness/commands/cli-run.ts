@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { resumeHint, worstExitCode, type ExecuteOutcome } from './execute.js';
+import { withReporters } from './invoke.js';
+import { agentRunOptionsSchema, selfcheckOptionsSchema } from './options.js';
+import { makeReporters } from './reporters.js';
+import { resolveOptions, typedOptions } from './resolve-options.js';
+import { run } from './run.js';
+import { selfcheck } from './selfcheck.js';
+
+/** The exit code of a command's runs, and after Ctrl-C or --bail the command that finishes the run. */
+function finish(outcomes: readonly ExecuteOutcome[]): number {
+  const stopped = outcomes.find((o) => o.report.interrupted || o.report.bailed);
+  if (stopped) process.stderr.write(resumeHint(stopped.report));
+  return worstExitCode(outcomes.map((o) => o.exitCode));
+}
+
+export async function selfcheckCli(ids: string[], cmd: Command): Promise<number> {
+  const options = await resolveOptions(selfcheckOptionsSchema(), { ...typedOptions(cmd), ids }, 'cli');
+  const reporters = makeReporters(options.reporter, { cli: true, json: options.json });
+  return finish(await withReporters(reporters, { handleSignals: true }, async (ctx) => [await selfcheck(options, ctx)]));
+}
+
+export async function runCli(ids: string[], cmd: Command): Promise<number> {
+  const options = await resolveOptions(agentRunOptionsSchema(), { ...typedOptions(cmd), ids }, 'cli');
+  const reporters = makeReporters(options.reporter, { cli: true, json: options.json });
+  return finish(await withReporters(reporters, { handleSignals: true }, (ctx) => run(options, ctx)));
+}
