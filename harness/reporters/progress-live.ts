@@ -88,8 +88,8 @@ export class LiveRegion {
 
   private draw(): void {
     this.last = Date.now();
-    const width = Math.max(20, (this.out.columns ?? 100) - 1);
-    const rows = Math.max(2, (this.out.rows ?? 24) - 2);
+    const width = Math.max(20, (this.out.columns || 100) - 1);
+    const rows = Math.max(2, (this.out.rows || 24) - 2);
     let lines = this.lines().map((l) => fit(l, width));
     if (lines.length > rows) lines = [...lines.slice(0, rows - 1), `  … ${lines.length - rows + 1} more running`];
     this.out.write(`${this.clear()}${lines.join('\n')}`);

@@ -59,13 +59,12 @@ export class ProgressReporter implements Reporter {
     this.done = 0;
     this.missed = 0;
     this.started = Date.now();
-    const extra = [
-      run.model ? `model ${run.model}` : '',
-      run.shard ? `shard ${run.shard.index}/${run.shard.count}` : '',
-      run.kept ? `resuming: ${run.kept} kept` : '',
-    ].filter(Boolean);
+    const extra = [run.model ? `model ${run.model}` : '', run.shard ? `shard ${run.shard.index}/${run.shard.count}` : ''].filter(Boolean);
+    const where = `on ${run.backend}, concurrency ${run.concurrency}${extra.length ? `, ${extra.join(', ')}` : ''}`;
     this.print(
-      `redgreen ${run.mode}: ${run.total} fixture(s) on ${run.backend}, concurrency ${run.concurrency}${extra.length ? `, ${extra.join(', ')}` : ''} (run ${run.runId})`,
+      run.kept
+        ? `resuming ${run.runId}: ${run.kept} fixture(s) kept, ${run.total} to run (${run.mode} ${where})`
+        : `redgreen ${run.mode}: ${run.total} fixture(s) ${where} (run ${run.runId})`,
     );
     this.live?.start();
     this.armHeartbeat();
@@ -73,7 +72,7 @@ export class ProgressReporter implements Reporter {
 
   onFixtureStart(_run: RunInfo, id: string): void {
     const now = Date.now();
-    this.running.set(id, { phase: 'start', phaseSince: now, since: now });
+    this.running.set(id, { phase: 'starting', phaseSince: now, since: now });
     this.live?.changed();
   }
 
