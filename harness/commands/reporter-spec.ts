@@ -8,25 +8,22 @@ export const FILE_REPORTERS = ['junit', 'md', 'html'] as const satisfies readonl
 
 export type ReporterSpec = { name: ReporterName; file?: string } | Reporter;
 
-const named = z.string().transform((s, ctx) => {
-  const [name = '', file] = s.split(/=(.*)/s, 2).map((x) => x.trim());
-  if (!(REPORTER_NAMES as readonly string[]).includes(name)) {
-    ctx.addIssue({ code: 'custom', message: `unknown reporter ${JSON.stringify(name)}: one of ${REPORTER_NAMES.join(', ')}` });
+/** A name, `name=file`, or (API and JS configs) a reporter object with lifecycle hooks. */
+export const ReporterSpecSchema = z.custom<string | Reporter>().transform((v, ctx): ReporterSpec => {
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v;
+  const problem = (message: string) => {
+    ctx.addIssue({ code: 'custom', message });
     return z.NEVER;
-  }
-  if (file !== undefined && !(FILE_REPORTERS as readonly string[]).includes(name)) {
-    ctx.addIssue({ code: 'custom', message: `only ${FILE_REPORTERS.join(', ')} write a file (${name}=… is not one)` });
-    return z.NEVER;
-  }
-  if (file === '') {
-    ctx.addIssue({ code: 'custom', message: `${name}= needs a file name` });
-    return z.NEVER;
-  }
+  };
+  if (typeof v !== 'string') return problem(`a reporter is a name (${REPORTER_NAMES.join(', ')}) or an object with reporter hooks`);
+  const [name = '', file] = v.split(/=(.*)/s, 2).map((x) => x.trim());
+  if (!(REPORTER_NAMES as readonly string[]).includes(name))
+    return problem(`unknown reporter ${JSON.stringify(name)}: one of ${REPORTER_NAMES.join(', ')}`);
+  if (file !== undefined && !(FILE_REPORTERS as readonly string[]).includes(name))
+    return problem(`only ${FILE_REPORTERS.join(', ')} write a file (${name}=… is not one)`);
+  if (file === '') return problem(`${name}= needs a file name`);
   return { name: name as ReporterName, ...(file ? { file } : {}) };
 });
-
-/** A name, `name=file`, or (API and JS configs) a reporter object with lifecycle hooks. */
-export const ReporterSpecSchema = z.union([named, z.custom<Reporter>((v) => typeof v === 'object' && v !== null && !Array.isArray(v))]);
 
 /** `--reporter a,b --reporter c` from commander: one list. */
 export const splitReporterFlags = (values: readonly string[]): string[] =>
