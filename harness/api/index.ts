@@ -36,7 +36,7 @@ export function defineConfig(config: RedgreenConfig): RedgreenConfig {
 }
 
 /** The options a command runs with (config file, then the caller's), and its reporters. */
-async function prepare(schema: import('zod').ZodObject, given: Record<string, unknown>) {
+async function prepare(schema: import('zod').ZodObject, given: object) {
   const { signal, onProgress, ...rest } = given as { signal?: AbortSignal; onProgress?: Parameters<typeof listenerReporter>[0] };
   const [{ resolveOptions }, { makeReporters }] = await Promise.all([
     import('../commands/resolve-options.js'),
@@ -50,8 +50,14 @@ async function prepare(schema: import('zod').ZodObject, given: Record<string, un
   return { options, reporters, control: { handleSignals: false, ...(signal ? { signal } : {}) } };
 }
 
-/** Every selected fixture RED → oracle → GREEN (`redgreen selfcheck`). Resolves to the run's report, also when stopped by the signal. */
-export async function selfcheck(options: SelfcheckOptions = {}): Promise<Report> {
+/**
+ * Every selected fixture RED → oracle → GREEN (`redgreen selfcheck`). Resolves to the run's report,
+ * also when stopped by the signal (`interrupted: true`). A registered backend's own options go in
+ * the same object, typed by the type argument: `selfcheck<{ region: string }>({ backend: 'mine', region: 'eu' })`.
+ */
+export async function selfcheck<Extra extends object = {}>(
+  options: SelfcheckOptions & NoInfer<Extra> = {} as SelfcheckOptions & Extra,
+): Promise<Report> {
   const [{ selfcheckOptionsSchema }, { selfcheck: command }, { withReporters }] = await Promise.all([
     import('../commands/options.js'),
     import('../commands/selfcheck.js'),
@@ -63,7 +69,7 @@ export async function selfcheck(options: SelfcheckOptions = {}): Promise<Report>
 }
 
 /** Grades patches (`patches`) or an agent (`agent`) (`redgreen run`): one report per model (a predictions file may hold several). */
-export async function run(options: RunOptions): Promise<Report[]> {
+export async function run<Extra extends object = {}>(options: RunOptions & NoInfer<Extra>): Promise<Report[]> {
   const [{ agentRunOptionsSchema }, { run: command }, { withReporters }] = await Promise.all([
     import('../commands/options.js'),
     import('../commands/run.js'),

@@ -27,11 +27,6 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Every step of the run as an event (run and fixture start and end, each phase, warnings). */
   onProgress?: (event: ProgressEvent) => void;
-  /**
-   * A custom backend's own options (a key its descriptor's schema has), beside the built-in ones.
-   * They are checked by that backend's schema when it is created.
-   */
-  [backendOption: string]: unknown;
 }
 
 type Cli<S extends z.ZodType> = Omit<z.input<S>, 'json'>;
