@@ -10,7 +10,7 @@ import { TEMPLATES } from './fixtures/templates.js';
 const collect = (v: string, prev: string[]) => [...prev, v];
 
 /** A command's options: its config file's values, then what was typed (never commander's defaults over the config). */
-async function optionsOf<S extends import('zod').ZodObject>(schema: S, cmd: Command, extra: Record<string, unknown> = {}) {
+async function optionsOf<S extends import('zod').ZodObject>(schema: () => S, cmd: Command, extra: Record<string, unknown> = {}) {
   const { resolveOptions, typedOptions } = await import('./commands/resolve-options.js');
   return resolveOptions(schema, { ...typedOptions(cmd), ...extra }, 'cli');
 }
@@ -114,7 +114,7 @@ export function program(): Command {
         import('./commands/options.js'),
         import('zod'),
       ]);
-      process.exitCode = await validate(ids, await optionsOf(PathOptionsSchema.extend({ json: z.boolean().default(false) }), cmd));
+      process.exitCode = await validate(ids, await optionsOf(() => PathOptionsSchema.extend({ json: z.boolean().default(false) }), cmd));
     });
 
   pathOptions(
@@ -127,7 +127,7 @@ export function program(): Command {
     .option('--json', 'print the list as JSON')
     .action(async (ids: string[], _opts: unknown, cmd: Command) => {
       const { list, ListOptionsSchema } = await import('./commands/list.js');
-      process.exitCode = await list(await optionsOf(ListOptionsSchema, cmd, { ids }));
+      process.exitCode = await list(await optionsOf(() => ListOptionsSchema, cmd, { ids }));
     });
 
   p.command('init')
@@ -147,7 +147,7 @@ export function program(): Command {
     .option('--json', 'print the findings as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
       const { doctor, DoctorOptionsSchema } = await import('./commands/doctor.js');
-      process.exitCode = await doctor(await optionsOf(DoctorOptionsSchema, cmd));
+      process.exitCode = await doctor(await optionsOf(() => DoctorOptionsSchema, cmd));
     });
 
   pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
@@ -186,7 +186,7 @@ export function program(): Command {
     .option('--json', 'with --verify: print the drift report as JSON')
     .action(async (ref: string, _opts: unknown, cmd: Command) => {
       const { replay, replayOptionsSchema } = await import('./commands/replay.js');
-      process.exitCode = await replay(ref, await optionsOf(replayOptionsSchema(), cmd));
+      process.exitCode = await replay(ref, await optionsOf(replayOptionsSchema, cmd));
     });
 
   const reportCmd = pathOptions(
@@ -199,7 +199,7 @@ export function program(): Command {
     .option('--out <path>', "a file (one format), a folder, or - for stdout (default: the run's report folder)")
     .action(async (refs: string[], _opts: unknown, cmd: Command) => {
       const { report, ReportOptionsSchema } = await import('./commands/report.js');
-      process.exitCode = await report(refs, await optionsOf(ReportOptionsSchema, cmd));
+      process.exitCode = await report(refs, await optionsOf(() => ReportOptionsSchema, cmd));
     });
   pathOptions(
     reportCmd
@@ -210,7 +210,7 @@ export function program(): Command {
     .option('--json', 'print the merged report as JSON')
     .action(async (refs: string[], _opts: unknown, cmd: Command) => {
       const { reportMergeCli, MergeOptionsSchema } = await import('./commands/report-merge.js');
-      process.exitCode = await reportMergeCli(refs, await optionsOf(MergeOptionsSchema, cmd));
+      process.exitCode = await reportMergeCli(refs, await optionsOf(() => MergeOptionsSchema, cmd));
     });
 
   pathOptions(
@@ -225,7 +225,7 @@ export function program(): Command {
     .option('--noise-ratio <x>', 'timing changes by a smaller factor than this are noise', '1.5')
     .action(async (a: string, b: string, _opts: unknown, cmd: Command) => {
       const { compare, CompareOptionsSchema } = await import('./commands/compare.js');
-      process.exitCode = await compare(a, b, await optionsOf(CompareOptionsSchema, cmd));
+      process.exitCode = await compare(a, b, await optionsOf(() => CompareOptionsSchema, cmd));
     });
   const image = p.command('image').description('container images for the docker and podman backends');
   image

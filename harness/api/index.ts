@@ -36,13 +36,13 @@ export function defineConfig(config: RedgreenConfig): RedgreenConfig {
 }
 
 /** The options a command runs with (config file, then the caller's), and its reporters. */
-async function prepare(schema: import('zod').ZodObject, given: object) {
+async function prepare(schema: () => import('zod').ZodObject, given: object) {
   const { signal, onProgress, ...rest } = given as { signal?: AbortSignal; onProgress?: Parameters<typeof listenerReporter>[0] };
   const [{ resolveOptions }, { makeReporters }] = await Promise.all([
     import('../commands/resolve-options.js'),
     import('../commands/reporters.js'),
   ]);
-  const options = (await resolveOptions(schema, rest, 'api')) as Record<string, unknown> & {
+  const options = (await resolveOptions(schema, rest as Record<string, unknown>, 'api')) as Record<string, unknown> & {
     reporter?: Parameters<typeof makeReporters>[0];
   };
   const reporters: Reporter[] = makeReporters(options.reporter, { cli: false, json: false });
@@ -63,7 +63,7 @@ export async function selfcheck<Extra extends object = {}>(
     import('../commands/selfcheck.js'),
     import('../commands/invoke.js'),
   ]);
-  const p = await prepare(selfcheckOptionsSchema(), options);
+  const p = await prepare(selfcheckOptionsSchema, options);
   const [outcome] = await withReporters(p.reporters, p.control, async (ctx) => [await command(p.options as never, ctx)]);
   return outcome!.report;
 }
@@ -75,7 +75,7 @@ export async function run<Extra extends object = {}>(options: RunOptions & NoInf
     import('../commands/run.js'),
     import('../commands/invoke.js'),
   ]);
-  const p = await prepare(agentRunOptionsSchema(), options);
+  const p = await prepare(agentRunOptionsSchema, options);
   return (await withReporters(p.reporters, p.control, (ctx) => command(p.options as never, ctx))).map((o) => o.report);
 }
 
@@ -91,7 +91,7 @@ export async function replay(transcript: string, options: ReplayOptions = {}): P
     import('../commands/resolve-options.js'),
   ]);
   const { signal, onProgress, ...rest } = options;
-  const parsed = await resolveOptions(replayOptionsSchema(), rest, 'api');
+  const parsed = await resolveOptions(replayOptionsSchema, rest, 'api');
   if (!parsed.verify) return replayText(transcript, parsed);
   const log = onProgress ? (message: string) => onProgress({ type: 'log', level: 'info', message }) : undefined;
   return verifyTranscript(transcript, parsed, { handleSignals: false, ...(signal ? { signal } : {}), ...(log ? { log } : {}) });
@@ -103,7 +103,7 @@ export async function compare(runA: string, runB: string, options: CompareOption
     import('../commands/compare.js'),
     import('../commands/resolve-options.js'),
   ]);
-  return compareRuns(runA, runB, await resolveOptions(CompareOptionsSchema, options, 'api'));
+  return compareRuns(runA, runB, await resolveOptions(() => CompareOptionsSchema, options, 'api'));
 }
 
 /** The shards' reports (`--shard i/n`) as one run's report, written like any run's (`redgreen report merge`). */
@@ -112,5 +112,5 @@ export async function mergeReports(runs: readonly string[], options: MergeOption
     import('../commands/report-merge.js'),
     import('../commands/resolve-options.js'),
   ]);
-  return (await reportMerge(runs, await resolveOptions(MergeOptionsSchema, options, 'api'))).report;
+  return (await reportMerge(runs, await resolveOptions(() => MergeOptionsSchema, options, 'api'))).report;
 }

@@ -15,13 +15,13 @@ function finish(outcomes: readonly ExecuteOutcome[]): number {
 }
 
 export async function selfcheckCli(ids: string[], cmd: Command): Promise<number> {
-  const options = await resolveOptions(selfcheckOptionsSchema(), { ...typedOptions(cmd), ids }, 'cli');
+  const options = await resolveOptions(selfcheckOptionsSchema, { ...typedOptions(cmd), ids }, 'cli');
   const reporters = makeReporters(options.reporter, { cli: true, json: options.json });
   return finish(await withReporters(reporters, { handleSignals: true }, async (ctx) => [await selfcheck(options, ctx)]));
 }
 
 export async function runCli(ids: string[], cmd: Command): Promise<number> {
-  const options = await resolveOptions(agentRunOptionsSchema(), { ...typedOptions(cmd), ids }, 'cli');
+  const options = await resolveOptions(agentRunOptionsSchema, { ...typedOptions(cmd), ids }, 'cli');
   const reporters = makeReporters(options.reporter, { cli: true, json: options.json });
   return finish(await withReporters(reporters, { handleSignals: true }, (ctx) => run(options, ctx)));
 }

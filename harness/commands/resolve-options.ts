@@ -47,13 +47,15 @@ export async function projectConfig(config: unknown): Promise<ProjectConfig> {
 /**
  * One command's options: its config file's values (those the command has), then what the user
  * gave (flags typed on the CLI, or the API's object) on top, validated by the command's schema.
+ * The schema is built after the config file loads: a backend it registers brings its own options.
  */
 export async function resolveOptions<S extends z.ZodObject>(
-  schema: S,
+  schemaOf: () => S,
   given: Record<string, unknown>,
   style: OptionStyle,
 ): Promise<z.infer<S>> {
   const config = await projectConfig(given.config);
+  const schema = schemaOf();
   const merged: Record<string, unknown> = {};
   const sources: OptionSources = {};
   for (const [k, v] of Object.entries(config.values)) {

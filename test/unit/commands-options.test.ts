@@ -58,7 +58,7 @@ describe('config files', () => {
     );
     process.chdir(path.join(root, 'a/b'));
     expect(findConfig('.')).toBe(path.join(root, 'redgreen.config.json'));
-    const o = await resolveOptions(selfcheckOptionsSchema(), { ids: [], repeat: '2' }, 'cli');
+    const o = await resolveOptions(selfcheckOptionsSchema, { ids: [], repeat: '2' }, 'cli');
     expect(o).toMatchObject({
       concurrency: 3,
       repeat: 2,
@@ -66,11 +66,11 @@ describe('config files', () => {
       fixtures: path.join(root, 'suite/fixtures'),
       reporter: [{ name: 'junit' }],
     });
-    expect((await resolveOptions(selfcheckOptionsSchema(), { concurrency: '1' }, 'cli')).concurrency).toBe(1);
+    expect((await resolveOptions(selfcheckOptionsSchema, { concurrency: '1' }, 'cli')).concurrency).toBe(1);
     // config: false (API) ignores it; --config names another.
-    expect((await resolveOptions(selfcheckOptionsSchema(), { config: false }, 'api')).concurrency).not.toBe(3);
+    expect((await resolveOptions(selfcheckOptionsSchema, { config: false }, 'api')).concurrency).not.toBe(3);
     await writeFile(path.join(root, 'other.json'), JSON.stringify({ concurrency: 5 }));
-    expect((await resolveOptions(selfcheckOptionsSchema(), { config: path.join(root, 'other.json') }, 'cli')).concurrency).toBe(5);
+    expect((await resolveOptions(selfcheckOptionsSchema, { config: path.join(root, 'other.json') }, 'cli')).concurrency).toBe(5);
   });
 
   test('.mjs and .ts configs load (defineConfig), a bad one names its file and key, JSON errors have line:column', async () => {
