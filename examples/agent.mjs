@@ -5,15 +5,20 @@
 //   REDGREEN_ISSUE_FILE  the bug report (a copy of ISSUE.md)
 //   REDGREEN_WORKDIR     the fixture's files: edit them in place
 //   REDGREEN_FIXTURE     the fixture's id
-// and grades the git diff of what the command changed, in a fresh sandbox. A real agent reads the
+// (also as --issue/--workdir arguments when the command passes {issue} and {workdir}) and grades
+// the git diff of what the command changed, in a fresh sandbox. A real agent reads the
 // issue and works out a fix; this one knows a single repair (the starter fixture js_cart_total,
 // whose discount is applied twice) and leaves every other fixture unchanged, so one fixture ends
 // `resolved` and the others `unresolved`.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-const workdir = process.env.REDGREEN_WORKDIR ?? process.cwd();
-const issue = await readFile(process.env.REDGREEN_ISSUE_FILE ?? path.join(workdir, 'ISSUE.md'), 'utf8').catch(() => '');
+const arg = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const workdir = arg('--workdir') ?? process.env.REDGREEN_WORKDIR ?? process.cwd();
+const issue = await readFile(arg('--issue') ?? process.env.REDGREEN_ISSUE_FILE ?? path.join(workdir, 'ISSUE.md'), 'utf8').catch(() => '');
 console.log(`fixture ${process.env.REDGREEN_FIXTURE}: ${issue.split('\n')[0]}`);
 
 const KNOWN = {

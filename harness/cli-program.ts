@@ -152,9 +152,9 @@ export function program(): Command {
 
   pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
     .addOption(new Option('--runner <runner>', 'test runner').choices(Object.keys(TEMPLATES)).default('pytest'))
-    .action(async (id: string, opts: Record<string, unknown>) => {
-      const { newFixture } = await import('./commands/new.js');
-      process.exitCode = await newFixture(id, opts);
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { newFixture, NewOptionsSchema } = await import('./commands/new.js');
+      process.exitCode = await newFixture(id, await optionsOf(() => NewOptionsSchema, cmd));
     });
 
   p.command('schema')

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
+import { resolveRunRef } from '../config/run-ref.js';
 import { describeError, jsonProblem, RedgreenError } from '../errors.js';
 import { renderHtml, type HtmlRun } from '../reporters/html.js';
 import { loadExtras } from '../reporters/html-transcript.js';
@@ -39,7 +40,8 @@ export interface LoadedReport {
 }
 
 /** A run id (in the reports folder), a run's report folder, a report.json, or a transcript folder. */
-export async function loadReport(ref: string, dirs: { reportsDir: string; transcriptsDir: string }): Promise<LoadedReport> {
+export async function loadReport(given: string, dirs: { reportsDir: string; transcriptsDir: string }): Promise<LoadedReport> {
+  const ref = await resolveRunRef(given, dirs.reportsDir);
   const st = await stat(ref).catch(() => null);
   let file = path.join(dirs.reportsDir, ref, 'report.json');
   let transcriptDir: string | null = null;
