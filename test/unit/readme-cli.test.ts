@@ -38,7 +38,7 @@ describe('README and CLI agree', () => {
     expect(lines.length).toBeGreaterThan(30);
     for (const line of lines) {
       // Words as the shell splits them: a quoted argument is one word.
-      const words = line.replace(/\s#.*$/, '').match(/"[^"]*"|'[^']*'|\S+/g) ?? [];
+      const words: string[] = line.replace(/\s#.*$/, '').match(/"[^"]*"|'[^']*'|\S+/g) ?? [];
       const args = words.slice(words.indexOf('redgreen') + 1).filter(Boolean);
       // The longest command name the line starts with (`report merge` before `report`).
       const found = ALL.filter(
