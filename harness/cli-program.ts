@@ -162,8 +162,9 @@ export function program(): Command {
     .option('--root <dir>', 'where to write it (default: the project root)')
     .option('--report', 'the JSON Schema of report.json instead')
     .action(async (opts: { root?: string; report?: boolean }) => {
-      const [{ writeSchema, writeReportSchema }, { resolvePaths }] = await Promise.all([
+      const [{ writeSchema }, { writeReportSchema }, { resolvePaths }] = await Promise.all([
         import('./commands/validate.js'),
+        import('./commands/schema.js'),
         import('./config/paths.js'),
       ]);
       const root = resolvePaths(opts).root;

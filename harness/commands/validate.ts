@@ -6,7 +6,6 @@ import type { PathOptionsSchema } from './options.js';
 import { lintFixture, type LintFinding } from '../pipeline/lint.js';
 import { selectFixtures } from '../fixtures/select.js';
 import { manifestJsonSchema } from '../fixtures/manifest.js';
-import { reportJsonSchema } from '../reporters/report.js';
 
 /** Lints every manifest and oracle without running anything. Exit 2 when anything is wrong. */
 export async function validate(ids: string[], options: z.infer<typeof PathOptionsSchema> & { json?: boolean }): Promise<number> {
@@ -35,12 +34,5 @@ export async function validate(ids: string[], options: z.infer<typeof PathOption
 export async function writeSchema(root: string): Promise<string> {
   const file = path.join(root, 'fixture.schema.json');
   await writeFile(file, `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`);
-  return file;
-}
-
-/** Writes report.schema.json (the JSON Schema of report.json) from the zod schema. */
-export async function writeReportSchema(root: string): Promise<string> {
-  const file = path.join(root, 'report.schema.json');
-  await writeFile(file, `${JSON.stringify(reportJsonSchema(), null, 2)}\n`);
   return file;
 }
