@@ -61,7 +61,8 @@ function fileReporter(format: Format, file: string | undefined, warn: (m: string
  */
 export function makeReporters(specs: readonly ReporterSpec[] | undefined, o: { cli: boolean; json: boolean }): Reporter[] {
   const chosen: ReporterSpec[] = specs?.length
-    ? [...specs]
+    ? // --json asks for the JSON whatever else a config chose.
+      [...specs, ...(o.json && !specs.some((x) => 'name' in x && x.name === 'json') ? [{ name: 'json' as const }] : [])]
     : [
         ...(o.cli ? [{ name: 'default' as const }] : []),
         ...(o.json ? [{ name: 'json' as const }] : []),

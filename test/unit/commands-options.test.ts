@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { parseOptions, selfcheckOptionsSchema, ShardSchema } from '../../harness/commands/options.js';
 import { projectConfig, resolveOptions } from '../../harness/commands/resolve-options.js';
 import { ReporterSpecSchema } from '../../harness/commands/reporter-spec.js';
@@ -90,5 +90,25 @@ describe('config files', () => {
     await expect(projectConfig('missing.json')).rejects.toThrow(/config file missing\.json does not exist/);
     await writeFile('resume.json', JSON.stringify({ resume: 'x' }));
     await expect(projectConfig('resume.json')).rejects.toMatchObject({ code: 'CONFIG_INVALID', exitCode: 2 });
+  });
+});
+
+describe('reporters chosen', () => {
+  test('--json prints the JSON even when a config chose other reporters; a chosen list replaces the defaults', async () => {
+    const { makeReporters } = await import('../../harness/commands/reporters.js');
+    const { report } = await import('../helpers/reports.js');
+    const printed: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((s) => (printed.push(String(s)), true));
+    try {
+      const rep = report('r1', { a: { verdict: 'valid' } });
+      const end = { run: {} as never, report: rep, reportPath: '/nowhere/report.json', transcriptDir: '/nowhere', exitCode: 0 };
+      for (const r of makeReporters([{ name: 'md', file: '/dev/null' }], { cli: true, json: true })) await r.onEnd?.([end]);
+      expect(JSON.parse(printed.join('')).runId).toBe('r1');
+      printed.length = 0;
+      for (const r of makeReporters([{ name: 'md', file: '/dev/null' }], { cli: true, json: false })) await r.onEnd?.([end]);
+      expect(printed).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
