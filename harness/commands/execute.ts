@@ -1,4 +1,3 @@
-import { shellQuote } from '../agents/command.js';
 import { discoverFixtures, type Discovery, type Fixture } from '../fixtures/load.js';
 import type { Selection } from '../fixtures/select.js';
 import { harnessVersion, newRunId, resolvePaths } from '../config/paths.js';
@@ -6,24 +5,22 @@ import type { RunOptions } from './options.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { runFixtures } from '../pipeline/scheduler.js';
-import { ReportSchema, summarize, writeReport, type Report } from '../reporters/report.js';
+import { summarize, writeReport, type Report } from '../reporters/report.js';
 import type { RunInfo } from '../reporters/reporter.js';
 import { PatchSaver } from '../reporters/patches.js';
-import { loadResumePoint, setAsideAttempt, type ResumePoint } from '../transcripts/resume.js';
+import { loadResumePoint } from '../transcripts/resume.js';
 import { TranscriptWriter } from '../transcripts/writer.js';
-import { RedgreenError } from '../errors.js';
 import { EXPECTED } from '../scoring/verdicts.js';
-import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { createBackend } from './backend.js';
 import type { CommandContext } from './context.js';
 import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
 import { gcHostSandboxes } from '../sandbox/host/gc.js';
 import { exitCodeFor } from './exit-code.js';
+import { prepareResume, recordedShard } from './resume-point.js';
 import { resumeSettings, type RunSettings } from './resume-settings.js';
 import { RunSession } from './session.js';
 
-const ReportShardSchema = ReportSchema.shape.shard.unwrap();
 export interface ExecuteInput {
   mode: 'selfcheck' | 'run';
   /** The fixtures to run (ids, globs, tags and shard already applied). */
@@ -210,68 +207,9 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   return outcome;
 }
 
-/** The shard a resumed run recorded (older runs recorded none). */
-function recordedShard(value: unknown): Selection['shard'] {
-  const r = ReportShardSchema.safeParse(value);
-  return r.success ? r.data : undefined;
-}
-
-/** After Ctrl-C or --bail: the command that finishes this run (the same command line, with --resume). */
-export function resumeHint(report: Report): string {
-  const args: string[] = [];
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--resume') i++;
-    else if (!argv[i]!.startsWith('--resume=')) args.push(argv[i]!);
-  }
-  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : shellQuote(a));
-  const left = report.unfinished.length;
-  const why = report.bailed
-    ? `stopped after ${report.bailed} fixture(s) missed (--bail): ${left} fixture(s) not run`
-    : `interrupted: ${left} fixture(s) unfinished`;
-  return `${why}; to finish the run:\n  redgreen ${[...args, '--resume', report.runId].map(quote).join(' ')}\n`;
-}
-
 /** The fixtures of a discovery that a run is made of. */
 function onlyThese(d: Discovery, ids: readonly string[]): Discovery {
   return { ...d, fixtures: d.fixtures.filter((f) => ids.includes(f.id)), broken: d.broken.filter((b) => ids.includes(b.id)) };
-}
-
-/**
- * Checks that a run can be resumed with what is on disk now: same mode and patch source, and
- * (unless forced) fixtures whose content is what the transcript recorded.
- */
-async function prepareResume(point: ResumePoint, input: ExecuteInput, discovery: Discovery): Promise<ResumePoint> {
-  const { state } = point;
-  if (state.mode !== input.mode)
-    throw new RedgreenError(
-      'USAGE',
-      `run ${state.runId} is a ${state.mode} run; resume it with \`redgreen ${state.mode} --resume ${state.runId}\``,
-    );
-  const subject = state.options.subject;
-  if (subject !== undefined && subject !== input.provider.subject) {
-    throw new RedgreenError(
-      'USAGE',
-      `run ${state.runId} graded "${String(subject)}", not "${input.provider.subject}"`,
-      'resume with the same --patches/--agent as the interrupted run',
-    );
-  }
-  const changed: string[] = [];
-  for (const f of discovery.fixtures) {
-    const recorded = point.recordedHashes.get(f.id);
-    if (recorded && recorded !== (await fingerprintFixture(f))) changed.push(f.id);
-  }
-  if (changed.length && !input.resume!.force) {
-    throw new RedgreenError(
-      'USAGE',
-      `fixtures or oracles changed since run ${state.runId} was recorded: ${changed.join(', ')}`,
-      'resume with --force to keep the old results anyway, or start a new run',
-    );
-  }
-  for (const id of changed) point.kept.delete(id);
-  const stamp = Date.now();
-  for (const id of Object.keys(state.fixtures)) if (!point.kept.has(id)) await setAsideAttempt(point.dir, id, stamp);
-  return point;
 }
 
 /** The most serious exit code of several runs. */
