@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { discoverFixtures, type Discovery, type Fixture } from '../fixtures/load.js';
 import type { Selection } from '../fixtures/select.js';
 import { harnessVersion, newRunId, resolvePaths } from '../config/paths.js';
@@ -141,7 +142,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       runId,
       concurrency: options.concurrency,
       repeat: options.repeat,
-      signal: AbortSignal.any([s.signal, bail.signal]),
+      signal: stopOn(s.signal, bail.signal),
       setupCache: options.cache ? SetupCache.under(paths.cacheDir) : null,
       observer: {
         onFixtureStart: (id) => {
@@ -205,6 +206,13 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
   };
   await reporter.onRunEnd(outcome);
   return outcome;
+}
+
+/** Aborted when either is; one abort listener per running command, so no listener limit (as the session's own signal). */
+function stopOn(...signals: AbortSignal[]): AbortSignal {
+  const any = AbortSignal.any(signals);
+  setMaxListeners(0, any);
+  return any;
 }
 
 /** The fixtures of a discovery that a run is made of. */
