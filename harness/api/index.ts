@@ -30,8 +30,11 @@ export { defineBackend } from '../sandbox/registry.js';
 export { registerRunner } from '../results/index.js';
 export { countTests } from '../results/types.js';
 
-/** Types a redgreen.config.{ts,mjs,js}: `export default defineConfig({ … })`. */
-export function defineConfig(config: RedgreenConfig): RedgreenConfig {
+/**
+ * Types a redgreen.config.{ts,mjs,js}: `export default defineConfig({ … })`. A backend the config
+ * registers brings options of its own: `defineConfig<{ region: string }>({ backend: 'mine', region: 'eu' })`.
+ */
+export function defineConfig<Extra extends object = {}>(config: RedgreenConfig & NoInfer<Extra>): RedgreenConfig & Extra {
   return config;
 }
 
