@@ -11,6 +11,7 @@ import { renderJunit } from '../reporters/junit-xml.js';
 import { renderMarkdown } from '../reporters/markdown.js';
 import { REPORT_SCHEMA, ReportSchema, type Report } from '../reporters/report.js';
 import { writeAtomic } from '../transcripts/writer.js';
+import { writeOutput } from './output-file.js';
 
 export const FORMATS = { html: 'report.html', junit: 'junit.xml', md: 'summary.md' } as const;
 export type Format = keyof typeof FORMATS;
@@ -135,7 +136,7 @@ export async function report(refs: string[], options: ReportOptions): Promise<nu
       continue;
     }
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-    await writeAtomic(file, text);
+    await writeOutput(file, text);
     process.stdout.write(`${format}: ${file}\n`);
   }
   return 0;

@@ -5,7 +5,7 @@ import { GithubReporter } from '../reporters/github.js';
 import { ProgressReporter } from '../reporters/progress.js';
 import type { Reporter, RunEnd } from '../reporters/reporter.js';
 import { renderTable } from '../reporters/table.js';
-import { writeAtomic } from '../transcripts/writer.js';
+import { writeOutput } from './output-file.js';
 import { FORMATS, renderFormats, type Format } from './report.js';
 import type { ReporterSpec } from './reporter-spec.js';
 
@@ -43,7 +43,7 @@ function fileReporter(format: Format, file: string | undefined, warn: (m: string
       const loaded = ends.map((e) => ({ report: e.report, file: e.reportPath, transcriptDir: e.transcriptDir }));
       const text = (await renderFormats(loaded, [format], warn)).get(format)!;
       await mkdir(path.dirname(path.resolve(target)), { recursive: true });
-      await writeAtomic(target, text);
+      await writeOutput(target, text);
     } catch (e) {
       warn(`${path.basename(target)} not written: ${describeError(e)}`);
     }

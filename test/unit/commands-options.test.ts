@@ -97,15 +97,17 @@ describe('reporters chosen', () => {
   test('--json prints the JSON even when a config chose other reporters; a chosen list replaces the defaults', async () => {
     const { makeReporters } = await import('../../harness/commands/reporters.js');
     const { report } = await import('../helpers/reports.js');
+    // Never a device path here: a file reporter must write /dev/null in place, but a test does not bet the machine on it.
+    const sink = path.join(await tempDir(), 'summary.md');
     const printed: string[] = [];
     const spy = vi.spyOn(process.stdout, 'write').mockImplementation((s) => (printed.push(String(s)), true));
     try {
       const rep = report('r1', { a: { verdict: 'valid' } });
       const end = { run: {} as never, report: rep, reportPath: '/nowhere/report.json', transcriptDir: '/nowhere', exitCode: 0 };
-      for (const r of makeReporters([{ name: 'md', file: '/dev/null' }], { cli: true, json: true })) await r.onEnd?.([end]);
+      for (const r of makeReporters([{ name: 'md', file: sink }], { cli: true, json: true })) await r.onEnd?.([end]);
       expect(JSON.parse(printed.join('')).runId).toBe('r1');
       printed.length = 0;
-      for (const r of makeReporters([{ name: 'md', file: '/dev/null' }], { cli: true, json: false })) await r.onEnd?.([end]);
+      for (const r of makeReporters([{ name: 'md', file: sink }], { cli: true, json: false })) await r.onEnd?.([end]);
       expect(printed).toEqual([]);
     } finally {
       spy.mockRestore();
