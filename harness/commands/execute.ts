@@ -68,7 +68,9 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     : { ids: input.selection.ids, backend: input.options.backend ?? 'local', repeat: input.options.repeat ?? 1 };
   const options = { ...input.options, backend: settings.backend, repeat: settings.repeat };
   const same = settings.ids.length === input.selection.ids.length && settings.ids.every((id) => input.selection.ids.includes(id));
-  const discovery = onlyThese(same ? input.selection.discovery : await discoverFixtures(paths, settings.ids), settings.ids);
+  // discoverFixtures reads "no ids" as "all of them": a resumed run of nothing (an empty shard) loads nothing.
+  const reload = async () => (settings.ids.length ? discoverFixtures(paths, settings.ids) : { fixtures: [], broken: [] });
+  const discovery = onlyThese(same ? input.selection.discovery : await reload(), settings.ids);
   const resumed = point ? await prepareResume(point, input, discovery) : null;
   const shard = resumed ? recordedShard(resumed.state.options.shard) : input.selection.shard;
   const runId = resumed?.state.runId ?? newRunId(input.mode, input.label);
