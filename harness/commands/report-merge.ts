@@ -6,6 +6,7 @@ import { summarize, writeReport, type Report } from '../reporters/report.js';
 import { renderTable } from '../reporters/table.js';
 import { writeAtomic } from '../transcripts/writer.js';
 import { exitCodeFor } from './exit-code.js';
+import { mergeTranscripts } from './merge-transcripts.js';
 import { PathOptionsSchema } from './options.js';
 import { FORMATS, loadReport, renderFormats, type LoadedReport } from './report.js';
 
@@ -84,25 +85,32 @@ export function mergeShards(loaded: readonly LoadedReport[]): Report {
   };
 }
 
-/** Merges, writes reports/<merged-run-id>/ (report.json, report.html, junit.xml, summary.md) and says where. */
-export async function reportMerge(refs: readonly string[], options: MergeOptions): Promise<{ report: Report; reportPath: string }> {
+/**
+ * Merges, writes reports/<merged-run-id>/ (report.json, report.html, junit.xml, summary.md) and,
+ * from the shards' transcripts found here, transcripts/<merged-run-id>/.
+ */
+export async function reportMerge(
+  refs: readonly string[],
+  options: MergeOptions,
+): Promise<{ report: Report; reportPath: string; transcriptsMissing: string[] }> {
   const paths = resolvePaths(options);
   const loaded: LoadedReport[] = [];
   for (const ref of refs) loaded.push(await loadReport(ref, paths));
   const report = mergeShards(loaded);
   const reportPath = await writeReport(paths.reportsDir, report);
-  // Each shard's transcript stays with its run (another machine's may be absent): the HTML shows what it finds.
-  const rendered = await renderFormats(
-    [{ report, file: reportPath, transcriptDir: path.join(paths.transcriptsDir, report.runId) }],
-    ['html', 'junit', 'md'],
-    () => undefined,
-  );
+  const transcriptsMissing = await mergeTranscripts(report, loaded, paths.transcriptsDir);
+  const transcriptDir = path.join(paths.transcriptsDir, report.runId);
+  const rendered = await renderFormats([{ report, file: reportPath, transcriptDir }], ['html', 'junit', 'md'], () => undefined);
   for (const [format, text] of rendered) await writeAtomic(path.join(path.dirname(reportPath), FORMATS[format]), text);
-  return { report, reportPath };
+  return { report, reportPath, transcriptsMissing };
 }
 
 export async function reportMergeCli(refs: string[], options: MergeOptions): Promise<number> {
-  const { report, reportPath } = await reportMerge(refs, options);
+  const { report, reportPath, transcriptsMissing } = await reportMerge(refs, options);
+  if (transcriptsMissing.length)
+    process.stderr.write(
+      `warning: no transcript here for ${transcriptsMissing.join(', ')}: the merged run's replay and logs leave those shards out\n`,
+    );
   process.stdout.write(
     options.json
       ? `${JSON.stringify(report, null, 2)}\n`

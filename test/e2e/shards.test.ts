@@ -55,6 +55,10 @@ describe('shards and selection', () => {
     expect(cmp.code).toBe(0);
     expect((JSON.parse(cmp.stdout) as { verdictChanges: unknown[] }).verdictChanges).toEqual([]);
     expect((await runCli(['report', m.runId, '--format', 'md', '--out', '-'], { cwd: root })).stdout).toContain('valid 5/7');
+    // The shards' transcripts (here on this machine) make the merged run's: replay tells all of it.
+    const story = await runCli(['replay', m.runId, '--speed', '0'], { cwd: root });
+    expect(story.code).toBe(0);
+    expect(story.stdout).toContain('7 fixture(s) replayed');
 
     // What is not one run's shards is refused with what differs.
     const missing = await runCli(['report', 'merge', r1.runId], { cwd: root });
