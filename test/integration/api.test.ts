@@ -82,6 +82,10 @@ describe('the public API', () => {
     const pending = selfcheck({ root, signal: controller.signal });
     await ready.connected;
     ready.close();
+    // The test notifies right after Popen returns; in this same process the notice can arrive
+    // before /proc shows the child's new command line, so look until it does (bounded).
+    for (const deadline = Date.now() + 10_000; !processesWith(t).length && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 20));
     expect(processesWith(t)).not.toEqual([]);
     controller.abort();
     const report = await pending;
