@@ -8,7 +8,9 @@ import type { Comparison } from '../reporters/compare.js';
 import type { Report } from '../reporters/report.js';
 import type { Reporter } from '../reporters/reporter.js';
 import type { VerifyResult } from '../commands/replay.js';
-import { listenerReporter } from './progress.js';
+import type { ZodObject, ZodType } from 'zod';
+import type { ReporterSpec } from '../commands/reporter-spec.js';
+import { listenerReporter, type ProgressEvent } from './progress.js';
 import type { CompareOptions, MergeOptions, RedgreenConfig, ReplayOptions, RunOptions, SelfcheckOptions } from './types.js';
 
 export type * from './types.js';
@@ -39,16 +41,14 @@ export function defineConfig<Extra extends object = {}>(config: RedgreenConfig &
 }
 
 /** The options a command runs with (config file, then the caller's), and its reporters. */
-async function prepare(schema: () => import('zod').ZodObject, given: object) {
-  const { signal, onProgress, ...rest } = given as { signal?: AbortSignal; onProgress?: Parameters<typeof listenerReporter>[0] };
+async function prepare<S extends ZodObject<{ reporter: ZodType<ReporterSpec[] | undefined> }>>(schema: () => S, given: object) {
+  const { signal, onProgress, ...rest } = given as { signal?: AbortSignal; onProgress?: (e: ProgressEvent) => void };
   const [{ resolveOptions }, { makeReporters }] = await Promise.all([
     import('../commands/resolve-options.js'),
     import('../commands/reporters.js'),
   ]);
-  const options = (await resolveOptions(schema, rest as Record<string, unknown>, 'api')) as Record<string, unknown> & {
-    reporter?: Parameters<typeof makeReporters>[0];
-  };
-  const reporters: Reporter[] = makeReporters(options.reporter, { cli: false, json: false });
+  const options = await resolveOptions(schema, rest as Record<string, unknown>, 'api');
+  const reporters: Reporter[] = makeReporters(options.reporter as ReporterSpec[] | undefined, { cli: false, json: false });
   if (onProgress) reporters.push(listenerReporter(onProgress));
   return { options, reporters, control: { handleSignals: false, ...(signal ? { signal } : {}) } };
 }
@@ -67,7 +67,7 @@ export async function selfcheck<Extra extends object = {}>(
     import('../commands/invoke.js'),
   ]);
   const p = await prepare(selfcheckOptionsSchema, options);
-  const [outcome] = await withReporters(p.reporters, p.control, async (ctx) => [await command(p.options as never, ctx)]);
+  const [outcome] = await withReporters(p.reporters, p.control, async (ctx) => [await command(p.options, ctx)]);
   return outcome!.report;
 }
 
@@ -79,7 +79,7 @@ export async function run<Extra extends object = {}>(options: RunOptions & NoInf
     import('../commands/invoke.js'),
   ]);
   const p = await prepare(agentRunOptionsSchema, options);
-  return (await withReporters(p.reporters, p.control, (ctx) => command(p.options as never, ctx))).map((o) => o.report);
+  return (await withReporters(p.reporters, p.control, (ctx) => command(p.options, ctx))).map((o) => o.report);
 }
 
 /**
