@@ -1,47 +1,14 @@
 import { Command, CommanderError, Option } from 'commander';
-import { BACKEND_CHOICES, parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './commands/options.js';
-import { backendFlags, GC_BACKENDS, IMAGE_BACKENDS } from './sandbox/backends.js';
-import { harnessVersion, resolvePaths } from './config/paths.js';
+import { backendOptions, collect, optionsOf, pathOptions, runOptions } from './cli-options.js';
+import { GC_BACKENDS, IMAGE_BACKENDS } from './sandbox/backends.js';
+import { harnessVersion } from './config/paths.js';
 import { describeError, RedgreenError } from './errors.js';
 import { RUNNERS } from './fixtures/runners.js';
 
 // Each command's module is imported when the command runs, so `--version`, `--help` and `validate`
 // never load what they do not use (the Docker and E2B SDKs, execa, the scheduler).
 
-const collect = (v: string, prev: string[]) => [...prev, v];
-
-function pathOptions(cmd: Command): Command {
-  return cmd
-    .option('--root <dir>', 'project folder with fixtures/ and oracles/ (default: here if it has fixtures/, else the bundled ones)')
-    .option('--fixtures <dir>', 'fixtures folder (default: <root>/fixtures)')
-    .option('--oracles <dir>', 'oracles folder (default: <root>/oracles)')
-    .option('--reports <dir>', 'reports folder (default: <root>/reports)')
-    .option('--transcripts <dir>', 'transcripts folder (default: <root>/transcripts)');
-}
-
-/** Which backend and how to reach it (e2b); shared by selfcheck, run and replay --verify. */
-function backendOptions(cmd: Command): Command {
-  cmd
-    .addOption(
-      new Option('--backend <name>', 'sandbox backend (default: local; auto: the strongest available here)').choices([...BACKEND_CHOICES]),
-    )
-    .option('--pass-env <name>', 'pass a host environment variable into sandboxes (repeatable)', collect, []);
-  // Each backend's own options, from its descriptor in the registry.
-  for (const f of backendFlags()) cmd.option(f.flags, f.description, f.default);
-  return cmd;
-}
-
-function runOptions(cmd: Command): Command {
-  return backendOptions(cmd)
-    .option('-j, --concurrency <n>', 'fixtures run in parallel (default: CPU count)')
-    .option('--repeat <n>', 'run each test phase n times; tests that change status are flaky (default: 1)')
-    .option('--json', 'print the report as JSON on stdout')
-    .option('--resume <run-id>', 'continue an interrupted run: finished fixtures are kept, the others run again')
-    .option('--force', 'with --resume: resume even if fixtures or oracles changed since')
-    .option('--no-cache', 'run every setup instead of reusing cached results');
-}
-
-function program(): Command {
+export function program(): Command {
   const p = new Command('redgreen')
     .description('Evaluate bug fixes: tests RED → patch → tests GREEN, scored and recorded.')
     .version(harnessVersion())
@@ -53,13 +20,13 @@ function program(): Command {
       p
         .command('selfcheck')
         .description('prove fixtures: each must be RED with its bug and GREEN with its oracle')
-        .argument('[ids...]', 'fixture ids (default: all)'),
+        .argument('[ids...]', "fixture ids or globs ('bug0*') (default: all)"),
     ),
   )
     .option('--write', 'record the observed failToPass/passToPass in each fixture.json')
-    .action(async (ids: string[], opts: Record<string, unknown>) => {
-      const { selfcheck } = await import('./commands/selfcheck.js');
-      process.exitCode = await selfcheck(ids, parseOptions(SelfcheckOptionsSchema, opts));
+    .action(async (ids: string[], _opts: unknown, cmd: Command) => {
+      const { selfcheckCli } = await import('./commands/cli-run.js');
+      process.exitCode = await selfcheckCli(ids, cmd);
     });
 
   runOptions(
@@ -67,7 +34,7 @@ function program(): Command {
       p
         .command('run')
         .description('grade patches or an agent: RED baseline → patch → GREEN, SWE-bench semantics')
-        .argument('[ids...]', 'fixture ids (default: all)'),
+        .argument('[ids...]', "fixture ids or globs ('bug0*') (default: all)"),
     ),
   )
     .option(
@@ -79,9 +46,9 @@ function program(): Command {
     .option('--agent-network', 'let the agent reach the network (isolating backends)')
     .option('--no-baseline', 'skip the RED baseline run before grading')
     .option('--strict', 'reject (never apply) a patch that reaches into test-framework internals, instead of marking its pass suspicious')
-    .action(async (ids: string[], opts: Record<string, unknown>) => {
-      const { run, AgentRunOptionsSchema } = await import('./commands/run.js');
-      process.exitCode = await run(ids, parseOptions(AgentRunOptionsSchema, opts));
+    .action(async (ids: string[], _opts: unknown, cmd: Command) => {
+      const { runCli } = await import('./commands/cli-run.js');
+      process.exitCode = await runCli(ids, cmd);
     });
 
   pathOptions(
@@ -91,9 +58,35 @@ function program(): Command {
       .argument('[ids...]', 'fixture ids (default: all)'),
   )
     .option('--json', 'print findings as JSON')
-    .action(async (ids: string[], opts: Record<string, unknown>) => {
-      const { validate } = await import('./commands/validate.js');
-      process.exitCode = await validate(ids, { ...parseOptions(PathOptionsSchema, opts), json: Boolean(opts.json) });
+    .action(async (ids: string[], _opts: unknown, cmd: Command) => {
+      const [{ validate }, { PathOptionsSchema }, { z }] = await Promise.all([
+        import('./commands/validate.js'),
+        import('./commands/options.js'),
+        import('zod'),
+      ]);
+      process.exitCode = await validate(ids, await optionsOf(() => PathOptionsSchema.extend({ json: z.boolean().default(false) }), cmd));
+    });
+
+  pathOptions(
+    p
+      .command('list')
+      .description('list fixtures: id, runner, tags and the verdict of the last run that had them')
+      .argument('[ids...]', "fixture ids or globs ('bug0*') (default: all)"),
+  )
+    .option('--tag <tag>', 'only fixtures with this tag (repeatable)', collect, [])
+    .option('--json', 'print the list as JSON')
+    .action(async (ids: string[], _opts: unknown, cmd: Command) => {
+      const { list, ListOptionsSchema } = await import('./commands/list.js');
+      process.exitCode = await list(await optionsOf(() => ListOptionsSchema, cmd, { ids }));
+    });
+
+  p.command('init')
+    .description('start a project here: starter fixtures/ and oracles/, a sample predictions file and agent script, a config')
+    .option('--root <dir>', 'where (default: here)')
+    .action(async (opts: Record<string, unknown>) => {
+      const { init, InitOptionsSchema } = await import('./commands/init.js');
+      const { parseOptions } = await import('./commands/options.js');
+      process.exitCode = await init(parseOptions(InitOptionsSchema, opts));
     });
 
   pathOptions(
@@ -102,24 +95,30 @@ function program(): Command {
       .description("check what redgreen needs here: the fixtures' runner tools and every backend, with how to get what is missing"),
   )
     .option('--json', 'print the findings as JSON')
-    .action(async (opts: Record<string, unknown>) => {
+    .action(async (_opts: unknown, cmd: Command) => {
       const { doctor, DoctorOptionsSchema } = await import('./commands/doctor.js');
-      process.exitCode = await doctor(parseOptions(DoctorOptionsSchema, opts));
+      process.exitCode = await doctor(await optionsOf(() => DoctorOptionsSchema, cmd));
     });
 
   pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
     .addOption(new Option('--runner <runner>', 'test runner').choices([...RUNNERS]).default('pytest'))
-    .action(async (id: string, opts: Record<string, unknown>) => {
-      const { newFixture } = await import('./commands/new.js');
-      process.exitCode = await newFixture(id, opts);
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { newFixture, NewOptionsSchema } = await import('./commands/new.js');
+      process.exitCode = await newFixture(id, await optionsOf(() => NewOptionsSchema, cmd));
     });
 
   p.command('schema')
-    .description('write fixture.schema.json (the manifest JSON Schema, for editors)')
+    .description('write fixture.schema.json (the manifest JSON Schema, for editors); --report: report.schema.json (report.json)')
     .option('--root <dir>', 'where to write it (default: the project root)')
-    .action(async (opts: { root?: string }) => {
-      const { writeSchema } = await import('./commands/validate.js');
-      process.stdout.write(`${await writeSchema(resolvePaths(opts).root)}\n`);
+    .option('--report', 'the JSON Schema of report.json instead')
+    .action(async (opts: { root?: string; report?: boolean }) => {
+      const [{ writeSchema }, { writeReportSchema }, { resolvePaths }] = await Promise.all([
+        import('./commands/validate.js'),
+        import('./commands/schema.js'),
+        import('./config/paths.js'),
+      ]);
+      const root = resolvePaths(opts).root;
+      process.stdout.write(`${await (opts.report ? writeReportSchema(root) : writeSchema(root))}\n`);
     });
 
   backendOptions(
@@ -136,22 +135,33 @@ function program(): Command {
     .option('--verify', 're-execute in fresh sandboxes and compare exit codes, test statuses and verdicts (exit 1 on drift)')
     .option('-j, --concurrency <n>', 'with --verify: fixtures run in parallel (default: CPU count)')
     .option('--json', 'with --verify: print the drift report as JSON')
-    .action(async (ref: string, opts: Record<string, unknown>) => {
-      const { replay, ReplayOptionsSchema } = await import('./commands/replay.js');
-      process.exitCode = await replay(ref, parseOptions(ReplayOptionsSchema, opts));
+    .action(async (ref: string, _opts: unknown, cmd: Command) => {
+      const { replay, replayOptionsSchema } = await import('./commands/replay.js');
+      process.exitCode = await replay(ref, await optionsOf(replayOptionsSchema, cmd));
     });
 
-  pathOptions(
+  const reportCmd = pathOptions(
     p
       .command('report')
-      .description('re-render reports from report.json: html, junit, md (several runs: one matrix)')
+      .description('re-render reports from report.json: html, junit, md (several runs: one matrix); report merge: combine shards')
       .argument('<runs...>', 'run ids, report folders or report.json files'),
   )
     .option('--format <list>', 'comma-separated: html, junit, md', 'html,junit,md')
     .option('--out <path>', "a file (one format), a folder, or - for stdout (default: the run's report folder)")
-    .action(async (refs: string[], opts: Record<string, unknown>) => {
+    .action(async (refs: string[], _opts: unknown, cmd: Command) => {
       const { report, ReportOptionsSchema } = await import('./commands/report.js');
-      process.exitCode = await report(refs, parseOptions(ReportOptionsSchema, opts));
+      process.exitCode = await report(refs, await optionsOf(() => ReportOptionsSchema, cmd));
+    });
+  pathOptions(
+    reportCmd
+      .command('merge')
+      .description("combine the reports of a run's shards (--shard i/n) into one run's report: summary, matrix, JUnit")
+      .argument('<runs...>', 'the shard runs: run ids, report folders or report.json files'),
+  )
+    .option('--json', 'print the merged report as JSON')
+    .action(async (refs: string[], _opts: unknown, cmd: Command) => {
+      const { reportMergeCli, MergeOptionsSchema } = await import('./commands/report-merge.js');
+      process.exitCode = await reportMergeCli(refs, await optionsOf(() => MergeOptionsSchema, cmd));
     });
 
   pathOptions(
@@ -164,9 +174,9 @@ function program(): Command {
     .option('--json', 'print the comparison as JSON')
     .option('--noise-ms <ms>', 'timing changes smaller than this are noise', '500')
     .option('--noise-ratio <x>', 'timing changes by a smaller factor than this are noise', '1.5')
-    .action(async (a: string, b: string, opts: Record<string, unknown>) => {
+    .action(async (a: string, b: string, _opts: unknown, cmd: Command) => {
       const { compare, CompareOptionsSchema } = await import('./commands/compare.js');
-      process.exitCode = await compare(a, b, parseOptions(CompareOptionsSchema, opts));
+      process.exitCode = await compare(a, b, await optionsOf(() => CompareOptionsSchema, cmd));
     });
   const image = p.command('image').description('container images for the docker and podman backends');
   image
@@ -180,7 +190,10 @@ function program(): Command {
     .option('--force', 'rebuild even if the tag exists')
     .option('--json', 'print the result as JSON')
     .action(async (opts: Record<string, unknown>) => {
-      const { imageBuild, ImageBuildOptionsSchema } = await import('./commands/image.js');
+      const [{ imageBuild, ImageBuildOptionsSchema }, { parseOptions }] = await Promise.all([
+        import('./commands/image.js'),
+        import('./commands/options.js'),
+      ]);
       process.exitCode = await imageBuild(parseOptions(ImageBuildOptionsSchema, opts));
     });
 
@@ -192,7 +205,7 @@ function program(): Command {
     .option('--dry-run', 'only say what would be removed')
     .option('--json', 'print the result as JSON')
     .action(async (opts: Record<string, unknown>) => {
-      const { gc, GcOptionsSchema } = await import('./commands/gc.js');
+      const [{ gc, GcOptionsSchema }, { parseOptions }] = await Promise.all([import('./commands/gc.js'), import('./commands/options.js')]);
       process.exitCode = await gc(parseOptions(GcOptionsSchema, opts));
     });
 
@@ -202,7 +215,10 @@ function program(): Command {
     .description('list cached setups (key, fixture, backend, size, last used), least recently used first')
     .option('--json', 'print the entries as JSON')
     .action(async (opts: Record<string, unknown>) => {
-      const { cacheList, CacheListOptionsSchema } = await import('./commands/cache.js');
+      const [{ cacheList, CacheListOptionsSchema }, { parseOptions }] = await Promise.all([
+        import('./commands/cache.js'),
+        import('./commands/options.js'),
+      ]);
       process.exitCode = await cacheList(parseOptions(CacheListOptionsSchema, opts));
     });
   cache
@@ -213,13 +229,16 @@ function program(): Command {
     .option('--older-than <days>', 'remove entries not used for <days> days')
     .option('--json', 'print what was removed as JSON')
     .action(async (opts: Record<string, unknown>) => {
-      const { cachePrune, CachePruneOptionsSchema } = await import('./commands/cache.js');
+      const [{ cachePrune, CachePruneOptionsSchema }, { parseOptions }] = await Promise.all([
+        import('./commands/cache.js'),
+        import('./commands/options.js'),
+      ]);
       process.exitCode = await cachePrune(parseOptions(CachePruneOptionsSchema, opts));
     });
   return p;
 }
 
-async function main(argv: string[]): Promise<void> {
+export async function main(argv: string[]): Promise<void> {
   try {
     await program().parseAsync(argv);
   } catch (e) {
@@ -234,5 +253,3 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = err.exitCode;
   }
 }
-
-await main(process.argv);

@@ -6,4 +6,4 @@ import { harnessVersion } from './config/paths.js';
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) process.stdout.write(`${harnessVersion()}\n`);
-else await import('./cli-program.js');
+else await (await import('./cli-program.js')).main(process.argv);

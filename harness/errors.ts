@@ -4,6 +4,8 @@
  */
 export type ErrorCode =
   | 'USAGE'
+  /** A redgreen.config.* that cannot be loaded or names an unknown option. */
+  | 'CONFIG_INVALID'
   | 'MANIFEST_INVALID'
   | 'FIXTURE_NOT_FOUND'
   | 'ORACLE_MISSING'
@@ -31,6 +33,7 @@ export type ErrorCode =
 
 const CONFIG_CODES: ReadonlySet<ErrorCode> = new Set([
   'USAGE',
+  'CONFIG_INVALID',
   'MANIFEST_INVALID',
   'FIXTURE_NOT_FOUND',
   'ORACLE_MISSING',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
-import { compareReports, DEFAULT_NOISE, renderComparison } from '../reporters/compare.js';
+import { compareReports, DEFAULT_NOISE, renderComparison, type Comparison } from '../reporters/compare.js';
 import { loadReport } from './report.js';
 
 /** A number option (commander gives strings): finite and at least `min`, or a usage error naming it. */
@@ -22,15 +22,20 @@ export const CompareOptionsSchema = PathOptionsSchema.extend({
 });
 export type CompareOptions = z.infer<typeof CompareOptionsSchema>;
 
+/** The comparison of two runs' reports (the API's compare). */
+export async function compareRuns(a: string, b: string, options: CompareOptions): Promise<Comparison> {
+  const paths = resolvePaths(options);
+  const [ra, rb] = [await loadReport(a, paths), await loadReport(b, paths)];
+  return compareReports(ra.report, rb.report, { ms: options.noiseMs, ratio: options.noiseRatio });
+}
+
 /**
  * `redgreen compare <run-a> <run-b>`: exit 1 when a fixture that was valid/resolved in A is not in
  * B (a regression suite gates CI on it), 0 otherwise. Fixtures in only one run are listed, never
  * counted as regressions.
  */
 export async function compare(a: string, b: string, options: CompareOptions): Promise<number> {
-  const paths = resolvePaths(options);
-  const [ra, rb] = [await loadReport(a, paths), await loadReport(b, paths)];
-  const c = compareReports(ra.report, rb.report, { ms: options.noiseMs, ratio: options.noiseRatio });
+  const c = await compareRuns(a, b, options);
   process.stdout.write(options.json ? `${JSON.stringify(c, null, 2)}\n` : renderComparison(c));
   return c.regressions ? 1 : 0;
 }

@@ -63,7 +63,7 @@ interface Finding {
 export async function doctor(options: DoctorOptions): Promise<number> {
   const paths = resolvePaths(options);
   const { fixtures } = await discoverFixtures(paths, []).catch(() => ({ fixtures: [] }));
-  const byRunner = new Map<Runner, string[]>();
+  const byRunner = new Map<string, string[]>();
   for (const f of fixtures) byRunner.set(f.manifest.runner, [...(byRunner.get(f.manifest.runner) ?? []), f.id]);
 
   const node = nodeFinding(fixtures.map((f) => f.id));

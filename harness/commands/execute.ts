@@ -1,38 +1,38 @@
-import { shellQuote } from '../agents/command.js';
+import { setMaxListeners } from 'node:events';
 import { discoverFixtures, type Discovery, type Fixture } from '../fixtures/load.js';
+import type { Selection } from '../fixtures/select.js';
 import { harnessVersion, newRunId, resolvePaths } from '../config/paths.js';
 import type { RunOptions } from './options.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import { summarize, writeReport, type Report } from '../reporters/report.js';
+import type { RunInfo } from '../reporters/reporter.js';
 import { PatchSaver } from '../reporters/patches.js';
-import { renderTable } from '../reporters/table.js';
-import { TerminalReporter } from '../reporters/terminal.js';
-import { loadResumePoint, setAsideAttempt, type ResumePoint } from '../transcripts/resume.js';
+import { loadResumePoint } from '../transcripts/resume.js';
 import { TranscriptWriter } from '../transcripts/writer.js';
-import { RedgreenError } from '../errors.js';
-import { fingerprintFixture } from '../fixtures/fingerprint.js';
+import { EXPECTED } from '../scoring/verdicts.js';
 import { createBackend } from './backend.js';
-import { writeRunReports } from './report.js';
+import type { CommandContext } from './context.js';
 import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
 import { gcHostSandboxes } from '../sandbox/host/gc.js';
 import { exitCodeFor } from './exit-code.js';
+import { prepareResume, recordedShard } from './resume-point.js';
 import { resumeSettings, type RunSettings } from './resume-settings.js';
 import { RunSession } from './session.js';
 
 export interface ExecuteInput {
   mode: 'selfcheck' | 'run';
-  ids: string[];
+  /** The fixtures to run (ids, globs, tags and shard already applied). */
+  selection: Selection;
   options: RunOptions;
   provider: PatchProvider;
+  ctx: CommandContext;
   baseline?: boolean;
   /** `run --strict`: patches the audit flags are rejected. */
   strict?: boolean;
-  /** Fixtures already loaded (several runs over the same set). */
-  discovery?: Discovery;
-  /** Appended to the run id, to tell runs of several models apart. */
+  /** Appended to the run id, to tell runs of several models apart (and named in progress lines). */
   label?: string;
   /** Fixtures of the selection the patch source has no patch for (they are not run). */
   notSubmitted?: string[];
@@ -41,6 +41,7 @@ export interface ExecuteInput {
 }
 
 export interface ExecuteOutcome {
+  run: RunInfo;
   report: Report;
   reportPath: string;
   transcriptDir: string;
@@ -49,29 +50,56 @@ export interface ExecuteOutcome {
 }
 
 /**
- * Runs fixtures end to end and writes the transcript and the report. Ctrl-C (or SIGTERM) aborts
- * every sandbox, keeps what finished, and ends with exit code 130; a second Ctrl-C exits at once.
+ * Runs fixtures end to end and writes the transcript and report.json; reporters hear every step.
+ * Ctrl-C (or SIGTERM, or the caller's AbortSignal) aborts every sandbox, keeps what finished, and
+ * ends with exit code 130; `--bail N` stops the same way after N fixtures missed (exit code 1).
  */
 export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
+  const { reporter } = input.ctx;
   const paths = resolvePaths(input.options);
   const point = input.resume ? await loadResumePoint(paths.transcriptsDir, input.resume.runId) : null;
   const settings: RunSettings = point
     ? resumeSettings(point.state, {
-        ids: input.ids,
+        ids: input.selection.explicit ? input.selection.ids : [],
         backend: input.options.backend,
         repeat: input.options.repeat,
         force: input.resume!.force,
       })
-    : { ids: input.ids, backend: input.options.backend ?? 'local', repeat: input.options.repeat ?? 1 };
-  const options = { ...input.options, backend: settings.backend as RunOptions['backend'], repeat: settings.repeat };
-  const discovery = onlyThese(input.discovery ?? (await discoverFixtures(paths, settings.ids)), settings.ids);
+    : { ids: input.selection.ids, backend: input.options.backend ?? 'local', repeat: input.options.repeat ?? 1 };
+  const options = { ...input.options, backend: settings.backend, repeat: settings.repeat };
+  const same = settings.ids.length === input.selection.ids.length && settings.ids.every((id) => input.selection.ids.includes(id));
+  // discoverFixtures reads "no ids" as "all of them": a resumed run of nothing (an empty shard) loads nothing.
+  const reload = async () => (settings.ids.length ? discoverFixtures(paths, settings.ids) : { fixtures: [], broken: [] });
+  const discovery = onlyThese(same ? input.selection.discovery : await reload(), settings.ids);
   const resumed = point ? await prepareResume(point, input, discovery) : null;
+  const shard = resumed ? recordedShard(resumed.state.options.shard) : input.selection.shard;
   const runId = resumed?.state.runId ?? newRunId(input.mode, input.label);
   const kept = resumed?.kept ?? new Map<string, FixtureResult>();
   const fixtures = discovery.fixtures.filter((f) => !kept.has(f.id));
   const broken = discovery.broken.filter((b) => !kept.has(b.id));
   const startedAt = resumed ? new Date(resumed.state.startedAt) : new Date();
-  const session = new RunSession('destroying sandboxes and writing what finished');
+  const info: RunInfo = {
+    runId,
+    mode: input.mode,
+    subject: input.provider.subject,
+    ...(input.label ? { model: input.label } : {}),
+    backend: settings.backend,
+    concurrency: options.concurrency,
+    total: fixtures.length + broken.length,
+    kept: kept.size,
+    fixturesDir: paths.fixturesDir,
+    ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}),
+  };
+  // The start line comes first: creating a backend (an engine, a remote service) can take a while.
+  reporter.onRunStart(info);
+  const session = new RunSession('destroying sandboxes and writing what finished', {
+    handleSignals: input.ctx.handleSignals,
+    ...(input.ctx.signal ? { signal: input.ctx.signal } : {}),
+    warn: (m) => reporter.onLog(m, 'warning'),
+  });
+  // --bail: a second reason to stop, after the run's own (Ctrl-C, the caller's signal).
+  const bail = new AbortController();
+  let missed = 0;
   const ran = await session.run(async (s) => {
     const backend = await s.step(
       'backend',
@@ -91,19 +119,14 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
             options: {
               concurrency: options.concurrency,
               repeat: options.repeat,
-              ids: input.ids,
+              ids: settings.ids,
               subject: input.provider.subject,
               baseline: input.baseline ?? true,
+              ...(shard ? { shard } : {}),
             },
             fixtureIds: [...broken.map((b) => b.id), ...fixtures.map((f) => f.id)],
             version: harnessVersion(),
           }),
-    );
-    if (kept.size) process.stderr.write(`resuming ${runId}: ${kept.size} fixture(s) kept, ${fixtures.length + broken.length} to run\n`);
-    const terminal = await s.step(
-      'progress',
-      () => new TerminalReporter(fixtures.length + broken.length),
-      (t) => t?.close(),
     );
     const patches = await s.step(
       'patches',
@@ -121,21 +144,22 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       runId,
       concurrency: options.concurrency,
       repeat: options.repeat,
-      signal: s.signal,
+      signal: stopOn(s.signal, bail.signal),
       setupCache: options.cache ? SetupCache.under(paths.cacheDir) : null,
       observer: {
         onFixtureStart: (id) => {
           writer.onFixtureStart(id);
-          terminal.onFixtureStart(id);
+          reporter.onFixtureStart(info, id);
         },
         onEvent: (id, e) => {
           writer.onEvent(id, e);
-          terminal.onEvent(id, e);
+          reporter.onFixtureEvent(info, id, e);
           patches.onEvent(id, e);
         },
         onFixtureEnd: async (id, r) => {
           await writer.onFixtureEnd(id, r);
-          terminal.onFixtureEnd(id, r);
+          reporter.onFixtureEnd(info, r);
+          if (!EXPECTED.has(r.verdict) && ++missed >= (options.bail ?? Infinity)) bail.abort();
         },
       },
     });
@@ -150,7 +174,9 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     results = order.flatMap((id) => byId.get(id) ?? []);
   }
   const interrupted = session.interrupted;
-  await writer.close(interrupted ? 'interrupted' : 'completed', unfinished);
+  const bailed = !interrupted && bail.signal.aborted;
+  // A bailed run can be finished with --resume, like an interrupted one.
+  await writer.close(interrupted || bailed ? 'interrupted' : 'completed', unfinished);
   const finishedAt = new Date();
   const report: Report = {
     schema: 'redgreen.report/1',
@@ -166,82 +192,34 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     interrupted,
     unfinished,
     ...(input.notSubmitted?.length ? { notSubmitted: input.notSubmitted } : {}),
+    ...(bailed ? { bailed: options.bail! } : {}),
+    ...(shard ? { shard } : {}),
     summary: summarize(results),
     fixtures: results,
   };
   const reportPath = await writeReport(paths.reportsDir, report);
-  await writeRunReports(reportPath, report, writer.dir);
-  if (interrupted) process.stderr.write(resumeHint(runId, unfinished.length));
-  return { report, reportPath, transcriptDir: writer.dir, exitCode: exitCodeFor(results, interrupted), fixtures: discovery.fixtures };
+  const outcome = {
+    run: info,
+    report,
+    reportPath,
+    transcriptDir: writer.dir,
+    exitCode: exitCodeFor(results, interrupted),
+    fixtures: discovery.fixtures,
+  };
+  await reporter.onRunEnd(outcome);
+  return outcome;
 }
 
-/** After Ctrl-C: the command that continues this run (the same command line, with --resume). */
-function resumeHint(runId: string, left: number): string {
-  const args: string[] = [];
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--resume') i++;
-    else if (!argv[i]!.startsWith('--resume=')) args.push(argv[i]!);
-  }
-  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : shellQuote(a));
-  return `interrupted: ${left} fixture(s) unfinished; to finish the run:\n  redgreen ${[...args, '--resume', runId].map(quote).join(' ')}\n`;
+/** Aborted when either is; one abort listener per running command, so no listener limit (as the session's own signal). */
+function stopOn(...signals: AbortSignal[]): AbortSignal {
+  const any = AbortSignal.any(signals);
+  setMaxListeners(0, any);
+  return any;
 }
 
-/** The fixtures of a discovery that a run is made of (all of them when no ids are named). */
+/** The fixtures of a discovery that a run is made of. */
 function onlyThese(d: Discovery, ids: readonly string[]): Discovery {
-  if (!ids.length) return d;
   return { ...d, fixtures: d.fixtures.filter((f) => ids.includes(f.id)), broken: d.broken.filter((b) => ids.includes(b.id)) };
-}
-
-/**
- * Checks that a run can be resumed with what is on disk now: same mode and patch source, and
- * (unless forced) fixtures whose content is what the transcript recorded.
- */
-async function prepareResume(point: ResumePoint, input: ExecuteInput, discovery: Discovery): Promise<ResumePoint> {
-  const { state } = point;
-  if (state.mode !== input.mode)
-    throw new RedgreenError(
-      'USAGE',
-      `run ${state.runId} is a ${state.mode} run; resume it with \`redgreen ${state.mode} --resume ${state.runId}\``,
-    );
-  const subject = state.options.subject;
-  if (subject !== undefined && subject !== input.provider.subject) {
-    throw new RedgreenError(
-      'USAGE',
-      `run ${state.runId} graded "${String(subject)}", not "${input.provider.subject}"`,
-      'resume with the same --patches/--agent as the interrupted run',
-    );
-  }
-  const changed: string[] = [];
-  for (const f of discovery.fixtures) {
-    const recorded = point.recordedHashes.get(f.id);
-    if (recorded && recorded !== (await fingerprintFixture(f))) changed.push(f.id);
-  }
-  if (changed.length && !input.resume!.force) {
-    throw new RedgreenError(
-      'USAGE',
-      `fixtures or oracles changed since run ${state.runId} was recorded: ${changed.join(', ')}`,
-      'resume with --force to keep the old results anyway, or start a new run',
-    );
-  }
-  for (const id of changed) point.kept.delete(id);
-  const stamp = Date.now();
-  for (const id of Object.keys(state.fixtures)) if (!point.kept.has(id)) await setAsideAttempt(point.dir, id, stamp);
-  return point;
-}
-
-/** The table and where the files are, or the report as JSON (an object per run, in `runs` when several). */
-export function printOutcomes(outcomes: readonly ExecuteOutcome[], json: boolean): void {
-  if (json) {
-    const reports = outcomes.map((o) => o.report);
-    process.stdout.write(`${JSON.stringify(reports.length === 1 ? reports[0] : { runs: reports }, null, 2)}\n`);
-    return;
-  }
-  for (const o of outcomes) {
-    if (outcomes.length > 1) process.stdout.write(`\n== ${o.report.subject} ==\n`);
-    const skipped = o.report.notSubmitted?.length ? `not submitted (not run): ${o.report.notSubmitted.join(', ')}\n` : '';
-    process.stdout.write(`${renderTable(o.report)}\n${skipped}report: ${o.reportPath}\ntranscript: ${o.transcriptDir}\n`);
-  }
 }
 
 /** The most serious exit code of several runs. */

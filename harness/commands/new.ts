@@ -1,17 +1,16 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { writeSchema } from './validate.js';
-import { parseOptions, PathOptionsSchema } from './options.js';
+import { PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { RunnerSchema } from '../fixtures/manifest.js';
 import { scaffoldFixture } from '../fixtures/scaffold.js';
 import { z } from 'zod';
 
-const NewOptionsSchema = PathOptionsSchema.extend({ runner: RunnerSchema.default('pytest') });
+export const NewOptionsSchema = PathOptionsSchema.extend({ runner: RunnerSchema.default('pytest') });
 
-export async function newFixture(id: string, raw: unknown): Promise<number> {
-  const options = parseOptions(NewOptionsSchema, raw);
+export async function newFixture(id: string, options: z.infer<typeof NewOptionsSchema>): Promise<number> {
   if (
     !z
       .string()

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { mapProvider, oracleProvider } from '../agents/static.js';
+import { mapProvider, nopProvider, oracleProvider } from '../agents/static.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { discoverFixtures, type Fixture, type FixtureRoots } from '../fixtures/load.js';
 import type { FixtureEvent } from '../pipeline/events.js';
@@ -99,7 +99,8 @@ export async function verifyRun(input: VerifyInput): Promise<{ fixtures: Fixture
   const events = new Map<string, FixtureEvent[]>();
   const outcome = await runFixtures({
     mode: state.mode,
-    provider: state.mode === 'selfcheck' ? oracleProvider : mapProvider(subject, patches),
+    // The nop baseline is graded on its empty patch (the cheap refusal would skip the run): verify it as it ran.
+    provider: state.mode === 'selfcheck' ? oracleProvider : subject === 'nop' ? nopProvider : mapProvider(subject, patches),
     baseline: state.options.baseline !== false,
     repeat: typeof state.options.repeat === 'number' ? state.options.repeat : 1,
     fixtures,

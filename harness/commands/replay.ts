@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunOptionsSchema } from './options.js';
+import { runOptionsSchema, RunBaseSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { fixtureIds, locateRun, openRun, type TranscriptRun } from '../transcripts/reader.js';
@@ -9,13 +9,26 @@ import { createBackend } from './backend.js';
 import { numberFromCli } from './compare.js';
 import { RunSession } from './session.js';
 
-export const ReplayOptionsSchema = RunOptionsSchema.extend({
+const ReplayShape = {
   fixture: z.array(z.string().min(1)).default([]),
   speed: numberFromCli(0, ' (0 shows everything at once)').default(1),
   full: z.boolean().default(false),
   verify: z.boolean().default(false),
-});
-export type ReplayOptions = z.infer<typeof ReplayOptionsSchema>;
+};
+export const replayOptionsSchema = () => runOptionsSchema().extend(ReplayShape);
+export const ReplayBaseSchema = RunBaseSchema.extend(ReplayShape);
+export type ReplayOptions = z.infer<typeof ReplayBaseSchema>;
+
+/** What `replay --verify` found: per fixture, drift or none. */
+export interface VerifyResult {
+  runId: string;
+  mode: 'selfcheck' | 'run';
+  recordedBackend: string;
+  backend: string;
+  drifted: number;
+  interrupted: boolean;
+  fixtures: FixtureDrift[];
+}
 
 class OutputClosed extends Error {}
 
@@ -64,9 +77,20 @@ function printDrift(d: FixtureDrift): string {
   return [head, ...more].join('\n');
 }
 
-async function verify(run: TranscriptRun, ids: string[], options: ReplayOptions): Promise<number> {
+/** Re-executes a recorded run in fresh sandboxes (the API's replay with verify, and the CLI's --verify). */
+export async function verifyTranscript(
+  ref: string,
+  options: ReplayOptions,
+  control: { signal?: AbortSignal; handleSignals: boolean; log?: (m: string) => void },
+): Promise<VerifyResult> {
   const paths = resolvePaths(options);
-  const session = new RunSession('destroying sandboxes');
+  const run = await openRun(await locateRun(ref, paths.transcriptsDir));
+  const ids = selectFixtures(run, options.fixture);
+  const session = new RunSession('destroying sandboxes', {
+    handleSignals: control.handleSignals,
+    ...(control.signal ? { signal: control.signal } : {}),
+    ...(control.log ? { warn: control.log } : {}),
+  });
   const { outcome, backendName } = await session.run(async (s) => {
     const backend = await s.step(
       'backend',
@@ -74,32 +98,53 @@ async function verify(run: TranscriptRun, ids: string[], options: ReplayOptions)
       (b) => b?.close?.(),
     );
     await s.step('open', () => backend.open?.(`verify-${run.state.runId}`));
-    process.stderr.write(
-      `verifying ${ids.length} fixture(s) of ${run.state.runId} (${run.state.mode}, recorded on ${run.state.backend}) on ${backend.name}\n`,
+    control.log?.(
+      `verifying ${ids.length} fixture(s) of ${run.state.runId} (${run.state.mode}, recorded on ${run.state.backend}) on ${backend.name}`,
     );
     const outcome = await verifyRun({ run, fixtureIds: ids, roots: paths, backend, concurrency: options.concurrency, signal: s.signal });
     return { outcome, backendName: backend.name };
   });
-  const count = (s: FixtureDrift['status']) => outcome.fixtures.filter((d) => d.status === s).length;
+  return {
+    runId: run.state.runId,
+    mode: run.state.mode,
+    recordedBackend: run.state.backend,
+    backend: backendName,
+    drifted: outcome.fixtures.filter((d) => d.status === 'drift').length,
+    interrupted: outcome.interrupted,
+    fixtures: outcome.fixtures,
+  };
+}
+
+async function verify(ref: string, options: ReplayOptions): Promise<number> {
+  const r = await verifyTranscript(ref, options, { handleSignals: true, log: (m) => process.stderr.write(`${m}\n`) });
+  const count = (s: FixtureDrift['status']) => r.fixtures.filter((d) => d.status === s).length;
   if (options.json) {
-    process.stdout.write(
-      `${JSON.stringify({ runId: run.state.runId, mode: run.state.mode, recordedBackend: run.state.backend, backend: backendName, drifted: count('drift'), fixtures: outcome.fixtures }, null, 2)}\n`,
-    );
+    const { interrupted: _, ...shown } = r;
+    process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
   } else {
-    process.stdout.write(`${outcome.fixtures.map(printDrift).join('\n')}\n`);
+    process.stdout.write(`${r.fixtures.map(printDrift).join('\n')}\n`);
     process.stdout.write(
-      `${count('same')} without drift, ${count('drift')} drifted, ${count('skipped')} skipped — replayed on ${backendName}, recorded on ${run.state.backend}\n`,
+      `${count('same')} without drift, ${count('drift')} drifted, ${count('skipped')} skipped — replayed on ${r.backend}, recorded on ${r.recordedBackend}\n`,
     );
   }
-  if (outcome.interrupted) return 130;
-  return count('drift') ? 1 : 0;
+  if (r.interrupted) return 130;
+  return r.drifted ? 1 : 0;
+}
+
+/** The story of a recorded run as text, at once (the API's replay without verify). */
+export async function replayText(ref: string, options: ReplayOptions): Promise<string> {
+  const run = await openRun(await locateRun(ref, resolvePaths(options).transcriptsDir));
+  const ids = selectFixtures(run, options.fixture);
+  let text = '';
+  await renderRun(run, { speed: 0, fixtures: ids, style: { color: false, full: options.full }, write: async (t) => void (text += t) });
+  return text;
 }
 
 /** `redgreen replay <transcripts/run-id>`: tell the run's story, or re-execute it with --verify. */
 export async function replay(ref: string, options: ReplayOptions): Promise<number> {
+  if (options.verify) return verify(ref, options);
   const run = await openRun(await locateRun(ref, resolvePaths(options).transcriptsDir));
   const ids = selectFixtures(run, options.fixture);
-  if (options.verify) return verify(run, ids, options);
   const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
   try {
     const summary = await renderRun(run, {

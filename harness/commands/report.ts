@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
+import { resolveRunRef } from '../config/run-ref.js';
 import { describeError, jsonProblem, RedgreenError } from '../errors.js';
 import { renderHtml, type HtmlRun } from '../reporters/html.js';
 import { loadExtras } from '../reporters/html-transcript.js';
@@ -10,6 +11,7 @@ import { renderJunit } from '../reporters/junit-xml.js';
 import { renderMarkdown } from '../reporters/markdown.js';
 import { REPORT_SCHEMA, ReportSchema, type Report } from '../reporters/report.js';
 import { writeAtomic } from '../transcripts/writer.js';
+import { writeOutput } from './output-file.js';
 
 export const FORMATS = { html: 'report.html', junit: 'junit.xml', md: 'summary.md' } as const;
 export type Format = keyof typeof FORMATS;
@@ -39,7 +41,8 @@ export interface LoadedReport {
 }
 
 /** A run id (in the reports folder), a run's report folder, a report.json, or a transcript folder. */
-export async function loadReport(ref: string, dirs: { reportsDir: string; transcriptsDir: string }): Promise<LoadedReport> {
+export async function loadReport(given: string, dirs: { reportsDir: string; transcriptsDir: string }): Promise<LoadedReport> {
+  const ref = await resolveRunRef(given, dirs.reportsDir);
   const st = await stat(ref).catch(() => null);
   let file = path.join(dirs.reportsDir, ref, 'report.json');
   let transcriptDir: string | null = null;
@@ -133,7 +136,7 @@ export async function report(refs: string[], options: ReportOptions): Promise<nu
       continue;
     }
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-    await writeAtomic(file, text);
+    await writeOutput(file, text);
     process.stdout.write(`${format}: ${file}\n`);
   }
   return 0;

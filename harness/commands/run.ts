@@ -1,40 +1,34 @@
-import { z } from 'zod';
 import { commandAgent } from '../agents/command.js';
 import { loadPatches } from '../agents/patch-sources.js';
 import { nopProvider, oracleProvider } from '../agents/static.js';
-import { RunOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
-import { discoverFixtures } from '../fixtures/load.js';
+import { selectFixtures } from '../fixtures/select.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import { loadResumePoint } from '../transcripts/resume.js';
-import { execute, printOutcomes, worstExitCode, type ExecuteOutcome } from './execute.js';
-
-export const AgentRunOptionsSchema = RunOptionsSchema.extend({
-  patches: z.string().min(1).optional(),
-  agent: z.string().min(1).optional(),
-  agentTimeout: z.coerce.number().positive().max(86_400).default(1800),
-  agentNetwork: z.boolean().default(false),
-  baseline: z.boolean().default(true),
-  /** Reject (never apply) a patch the audit flags, instead of grading it and marking a pass suspicious. */
-  strict: z.boolean().default(false),
-});
-export type AgentRunOptions = z.infer<typeof AgentRunOptionsSchema>;
+import type { CommandContext } from './context.js';
+import { execute, type ExecuteOutcome } from './execute.js';
+import type { AgentRunOptions } from './options.js';
 
 /**
  * Grades patches (predictions, a patch folder) or an agent (a command, `nop`, `oracle`) over the
- * fixtures. Several models in one predictions file are graded as separate runs.
+ * selected fixtures. Several models in one predictions file are graded as separate runs.
  */
-export async function run(ids: string[], options: AgentRunOptions): Promise<number> {
+export async function run(options: AgentRunOptions, ctx: CommandContext): Promise<ExecuteOutcome[]> {
   if (Boolean(options.patches) === Boolean(options.agent)) {
     throw new RedgreenError('USAGE', 'give exactly one of --patches <file|dir> or --agent <command|nop|oracle>');
   }
-  const discovery = await discoverFixtures(resolvePaths(options), ids);
-  const known = new Set(discovery.fixtures.map((f) => f.id));
+  const paths = resolvePaths(options);
+  const selection = await selectFixtures(paths, {
+    patterns: options.ids,
+    tags: options.tag,
+    ...(options.shard ? { shard: options.shard } : {}),
+  });
+  const known = new Set(selection.discovery.fixtures.map((f) => f.id));
   let providers: PatchProvider[];
   if (options.patches) {
     const loaded = await loadPatches(options.patches, known);
-    for (const p of loaded.problems) process.stderr.write(`warning: ${p.where}: ${p.message} — skipped\n`);
+    for (const p of loaded.problems) ctx.reporter.onLog(`${p.where}: ${p.message} — skipped`, 'warning');
     providers = loaded.providers;
     if (!providers.length) throw new RedgreenError('USAGE', `${options.patches}: no usable patch`, 'see the warnings above');
   } else if (options.agent === 'nop') providers = [nopProvider];
@@ -44,36 +38,43 @@ export async function run(ids: string[], options: AgentRunOptions): Promise<numb
   const resume = options.resume ? { runId: options.resume, force: options.force } : undefined;
   if (resume && providers.length > 1) {
     // One run id per model: resume the one whose subject the run recorded.
-    const subject = (await loadResumePoint(resolvePaths(options).transcriptsDir, resume.runId)).state.options.subject;
+    const subject = (await loadResumePoint(paths.transcriptsDir, resume.runId)).state.options.subject;
     providers = providers.filter((p) => p.subject === subject);
   }
-  const selected = [...discovery.broken, ...discovery.fixtures].map((f) => f.id);
   const outcomes: ExecuteOutcome[] = [];
   for (const provider of providers) {
     const label = providers.length > 1 ? provider.subject : undefined;
     // A patch source grades only what it submitted; the rest is listed, never run as a failure.
     const covers = provider.covers;
-    const submitted = covers ? selected.filter((id) => covers.has(id)) : ids;
-    const notSubmitted = covers ? selected.filter((id) => !covers.has(id)) : [];
+    const submitted = covers ? selection.ids.filter((id) => covers.has(id)) : selection.ids;
+    const notSubmitted = covers ? selection.ids.filter((id) => !covers.has(id)) : [];
     if (covers && !submitted.length) {
-      process.stderr.write(`warning: ${provider.subject} has no patch for any selected fixture: nothing to run\n`);
+      ctx.reporter.onLog(`${provider.subject} has no patch for any selected fixture: nothing to run`, 'warning');
       continue;
     }
+    const keep = (id: string) => submitted.includes(id);
     const outcome = await execute({
       mode: 'run',
-      ids: submitted,
+      selection: {
+        ...selection,
+        ids: submitted,
+        explicit: selection.explicit || Boolean(covers),
+        discovery: {
+          fixtures: selection.discovery.fixtures.filter((f) => keep(f.id)),
+          broken: selection.discovery.broken.filter((b) => keep(b.id)),
+        },
+      },
       notSubmitted,
       options,
       provider,
+      ctx,
       baseline: options.baseline,
       strict: options.strict,
-      discovery,
-      label,
+      ...(label ? { label } : {}),
       ...(resume ? { resume } : {}),
     });
     outcomes.push(outcome);
     if (outcome.report.interrupted) break;
   }
-  printOutcomes(outcomes, options.json);
-  return worstExitCode(outcomes.map((o) => o.exitCode));
+  return outcomes;
 }

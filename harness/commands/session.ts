@@ -8,12 +8,17 @@ type Teardown = () => Promise<unknown> | unknown;
  * transcript folder that cannot be written) still gets what was made so far torn down, in reverse
  * order. One signal policy for every command that runs sandboxes: the first SIGINT or SIGTERM
  * aborts the run (sandboxes are destroyed, what finished is written), a second one exits at once.
+ * Library callers (the public API) pass an AbortSignal instead: aborting it does what the first
+ * Ctrl-C does, and the session touches no process-wide handler.
  */
 export class RunSession {
   private readonly controller = new AbortController();
   private readonly teardowns: { name: string; run: Teardown }[] = [];
 
-  constructor(private readonly stopping: string) {
+  constructor(
+    private readonly stopping: string,
+    private readonly control: { signal?: AbortSignal; handleSignals?: boolean; warn?: (m: string) => void } = {},
+  ) {
     // One abort listener per running command: 64 at concurrency 64 is expected, not a leak.
     setMaxListeners(0, this.controller.signal);
   }
@@ -42,8 +47,15 @@ export class RunSession {
       process.stderr.write(`\n${sig}: stopping — ${this.stopping} (again to quit at once)\n`);
       this.controller.abort();
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    const handle = this.control.handleSignals ?? true;
+    if (handle) {
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    }
+    const external = this.control.signal;
+    const onAbort = () => this.controller.abort(external?.reason);
+    if (external?.aborted) onAbort();
+    else external?.addEventListener('abort', onAbort, { once: true });
     try {
       return await body(this);
     } finally {
@@ -51,11 +63,16 @@ export class RunSession {
         try {
           await t.run();
         } catch (e) {
-          process.stderr.write(`warning: teardown "${t.name}" failed: ${(e as Error).message}\n`);
+          const message = `teardown "${t.name}" failed: ${(e as Error).message}`;
+          if (this.control.warn) this.control.warn(message);
+          else process.stderr.write(`warning: ${message}\n`);
         }
       }
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      external?.removeEventListener('abort', onAbort);
+      if (handle) {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
     }
   }
 }

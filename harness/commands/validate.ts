@@ -4,13 +4,13 @@ import { resolvePaths } from '../config/paths.js';
 import type { z } from 'zod';
 import type { PathOptionsSchema } from './options.js';
 import { lintFixture, type LintFinding } from '../pipeline/lint.js';
-import { discoverFixtures } from '../fixtures/load.js';
+import { selectFixtures } from '../fixtures/select.js';
 import { manifestJsonSchema } from '../fixtures/manifest.js';
 
 /** Lints every manifest and oracle without running anything. Exit 2 when anything is wrong. */
 export async function validate(ids: string[], options: z.infer<typeof PathOptionsSchema> & { json?: boolean }): Promise<number> {
   const paths = resolvePaths(options);
-  const { fixtures, broken } = await discoverFixtures(paths, ids);
+  const { fixtures, broken } = (await selectFixtures(paths, { patterns: ids, tags: [] })).discovery;
   const findings: Record<string, LintFinding[]> = {};
   for (const b of broken) findings[b.id] = [{ level: 'error', message: b.error.message }];
   for (const f of fixtures) findings[f.id] = await lintFixture(f);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,8 +24,9 @@ export interface ProjectPaths {
 }
 
 /**
- * A project is a folder with `fixtures/` (and `oracles/`): the given root, else the current
- * folder when it has fixtures, else the bundled fixtures of the package itself.
+ * A project is a folder with `fixtures/` (and `oracles/`): the given root (a config file's folder
+ * when it names none), else the current folder. Never the package's own folder: an installed
+ * redgreen must not write reports into node_modules (`redgreen init` copies its starter fixtures).
  */
 export function resolvePaths(options: {
   root?: string;
@@ -34,7 +35,7 @@ export function resolvePaths(options: {
   reports?: string;
   transcripts?: string;
 }): ProjectPaths {
-  const root = path.resolve(options.root ?? (existsSync(path.resolve('fixtures')) ? '.' : PACKAGE_ROOT));
+  const root = path.resolve(options.root ?? '.');
   const cacheBase = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return {
     root,

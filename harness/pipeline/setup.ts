@@ -2,6 +2,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describeError, isRedgreenError, RedgreenError, tailOf } from '../errors.js';
+import { missingCommand } from '../results/missing-tool.js';
 import { runCommand, type FixtureContext } from './context.js';
 import { archiveEntries, restoreEntries } from './setup-archive.js';
 import { SetupCache } from './setup-cache.js';
@@ -36,7 +37,12 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
     if (r.exitCode !== 0) {
       const tail = tailOf(r.stderr || r.stdout);
       const offline = !setup.network && NO_NETWORK.test(`${r.stderr}\n${r.stdout}`);
-      const hint = offline ? ' (setup has no network: set "network": true under setup in fixture.json if it must download)' : '';
+      const missing = missingCommand(r.stderr, r.exitCode);
+      const hint = offline
+        ? ' (setup has no network: set "network": true under setup in fixture.json if it must download)'
+        : missing
+          ? ` (${missing.name} is not installed where setup runs: \`redgreen doctor\` lists what the fixtures here need and how to get it)`
+          : '';
       return { reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}${hint}`, timedOut: false };
     }
   }

@@ -46,7 +46,7 @@ export async function runTests(ctx: FixtureContext, phase: 'red' | 'green', repe
     // First: a runner killed at a limit leaves no report, and "no JUnit XML" alone would not say why.
     if (exec.limit) check.problems.unshift(exec.limit.message);
     if (check.state === 'broken' && parsed.counts.total === 0) {
-      const tool = missingRunnerTool(manifest.runner, exec.stderr, exec.exitCode);
+      const tool = missingRunnerTool(manifest.runner, exec.stderr, exec.exitCode, adapter.tools);
       if (tool) {
         throw new RedgreenError(
           'TOOL_MISSING',

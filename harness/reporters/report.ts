@@ -42,10 +42,21 @@ export const ReportSchema = z.object({
   unfinished: z.array(z.string()),
   /** Fixtures the patch source has no patch for: not run, and in no denominator. */
   notSubmitted: z.array(z.string()).optional(),
+  /** `--bail N`: the run stopped after N fixtures missed their expectation; the rest is in `unfinished`. */
+  bailed: z.number().optional(),
+  /** `--shard i/n`: this run is part `index` of `count` of a selection of `of` fixtures (sha256 of their sorted ids). */
+  shard: z.object({ index: z.number(), count: z.number(), of: z.number(), selectionSha256: z.string() }).optional(),
+  /** `report merge`: the shard runs this report combines. */
+  mergedFrom: z.array(z.object({ runId: z.string(), shard: z.string(), backend: z.string() })).optional(),
   summary: SummarySchema,
   fixtures: z.array(FixtureResultSchema),
 });
 export type Report = z.infer<typeof ReportSchema>;
+
+/** The JSON Schema of report.json (report.schema.json, shipped with the package), from the same zod schema. */
+export function reportJsonSchema(): Record<string, unknown> {
+  return { title: `redgreen report (${REPORT_SCHEMA})`, ...z.toJSONSchema(ReportSchema, { io: 'output', target: 'draft-2020-12' }) };
+}
 export type Summary = z.infer<typeof SummarySchema>;
 
 /** byVerdict as typed pairs, in its own order (the order the verdicts first occurred). */

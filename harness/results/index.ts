@@ -1,4 +1,5 @@
-import type { Runner } from '../fixtures/manifest.js';
+import { isBuiltinRunner, registerRunnerId, type Runner, type RunnerId } from '../fixtures/manifest.js';
+import { RedgreenError } from '../errors.js';
 import { avaAdapter } from './ava.js';
 import { cargoAdapter } from './cargo.js';
 import { exitCodeAdapter } from './exit-code.js';
@@ -31,6 +32,26 @@ const ADAPTERS: Record<Runner, RunnerAdapter> = {
   'exit-code': exitCodeAdapter,
 };
 
-export function adapterFor(runner: Runner): RunnerAdapter {
-  return ADAPTERS[runner];
+/** Adapters added from user code (the public API's registerRunner), beside the built-in ones. */
+const CUSTOM = new Map<string, RunnerAdapter>();
+
+/**
+ * Adds a runner adapter: manifests may then name its id as their runner. A built-in id cannot be
+ * replaced (its reports would mean something else), and an id is registered once.
+ */
+export function registerRunner(adapter: RunnerAdapter): void {
+  const id = adapter.runner;
+  if (!/^[a-z0-9][a-z0-9_.-]*$/i.test(id))
+    throw new RedgreenError('USAGE', `runner id ${JSON.stringify(id)}: use letters, digits, "_", "." and "-"`);
+  if (isBuiltinRunner(id) || (CUSTOM.has(id) && CUSTOM.get(id) !== adapter))
+    throw new RedgreenError('USAGE', `a runner "${id}" is already registered`);
+  CUSTOM.set(id, adapter);
+  registerRunnerId(id);
+}
+
+export function adapterFor(runner: RunnerId): RunnerAdapter {
+  if (isBuiltinRunner(runner)) return ADAPTERS[runner];
+  const custom = CUSTOM.get(runner);
+  if (!custom) throw new RedgreenError('MANIFEST_INVALID', `no adapter for runner "${runner}"`);
+  return custom;
 }

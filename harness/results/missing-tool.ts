@@ -1,4 +1,4 @@
-import type { Runner } from '../fixtures/manifest.js';
+import { isBuiltinRunner, type Runner, type RunnerId } from '../fixtures/manifest.js';
 
 /**
  * The programs and modules each runner needs from the machine. When one of them is missing, the
@@ -31,7 +31,8 @@ export function missingCommand(stderr: string, exitCode: number): { name: string
 }
 
 /** The runner tool this failed run lacked, or null when what is missing is not the runner's. */
-export function missingRunnerTool(runner: Runner, stderr: string, exitCode: number): string | null {
+export function missingRunnerTool(runner: RunnerId, stderr: string, exitCode: number, tools: readonly string[] = []): string | null {
   const missing = missingCommand(stderr, exitCode);
-  return missing && RUNNER_TOOLS[runner].includes(missing.name) ? missing.name : null;
+  const needed = isBuiltinRunner(runner) ? RUNNER_TOOLS[runner] : tools;
+  return missing && needed.includes(missing.name) ? missing.name : null;
 }

@@ -1,4 +1,4 @@
-import type { Runner } from '../fixtures/manifest.js';
+import type { RunnerId } from '../fixtures/manifest.js';
 import { ownLines } from './node-reporter.js';
 import { PYTEST_PLUGIN_MODULE, pluginDisagreements } from './pytest-plugin.js';
 import type { ParseInput, PreparedRun, TestReport } from './types.js';
@@ -9,7 +9,7 @@ import type { ParseInput, PreparedRun, TestReport } from './types.js';
  * returns the disagreements in words; results/check.ts turns any into a phase nobody can trust.
  * (The exit code, the first cross-check, is every runner's and lives in check.ts.)
  */
-export function secondSignal(runner: Runner, prepared: PreparedRun, input: ParseInput, report: TestReport): string[] {
+export function secondSignal(runner: RunnerId, prepared: PreparedRun, input: ParseInput, report: TestReport): string[] {
   if (runner === 'pytest') {
     const loaded = prepared.env.PYTEST_ADDOPTS?.includes(`-p ${PYTEST_PLUGIN_MODULE}`) ?? false;
     return loaded ? pluginDisagreements(input.report, report.tests) : [];

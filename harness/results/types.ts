@@ -1,4 +1,4 @@
-import type { Runner } from '../fixtures/manifest.js';
+import type { RunnerId } from '../fixtures/manifest.js';
 import type { FileToWrite } from '../sandbox/core/types.js';
 
 export type TestStatus = 'passed' | 'failed' | 'error' | 'skipped';
@@ -55,7 +55,9 @@ export interface ParseInput {
 }
 
 export interface RunnerAdapter {
-  readonly runner: Runner;
+  readonly runner: RunnerId;
+  /** Programs the runner needs (a registered runner): when one is missing, the failure is TOOL_MISSING. */
+  readonly tools?: readonly string[];
   /** Test infrastructure of this runner that a patch may not change (globs). */
   readonly infrastructure: readonly string[];
   prepare(ctx: PrepareContext): PreparedRun;

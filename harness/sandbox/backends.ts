@@ -8,7 +8,29 @@ import { RedgreenError } from '../errors.js';
 import type { BackendContext, BackendDescriptor, BackendFlag } from './registry.js';
 
 /** Every backend redgreen has. A new backend is a folder with a descriptor, and one line here. */
-export const BACKENDS: readonly BackendDescriptor[] = [localBackend, bwrapBackend, dockerBackend, podmanBackend, e2bBackend];
+const BUILT_IN: readonly BackendDescriptor[] = [localBackend, bwrapBackend, dockerBackend, podmanBackend, e2bBackend];
+
+/** The built-in backends, then those registered from user code (registerBackend), in that order. */
+export const BACKENDS: readonly BackendDescriptor[] = [...BUILT_IN];
+
+export const backendNames = (): string[] => BACKENDS.map((b) => b.name);
+
+/**
+ * Adds a backend from user code (the public API, a config file): `--backend <name>`, `auto` (when
+ * it is local and ranked), `doctor` and `gc` see it from then on. Its options are read from the
+ * API or the config file (CLI flags are the built-in backends' only). A name is registered once.
+ */
+export function registerBackend(descriptor: BackendDescriptor): void {
+  if (!/^[a-z0-9][a-z0-9_-]*$/.test(descriptor.name) || descriptor.name === 'auto')
+    throw new RedgreenError(
+      'USAGE',
+      `backend name ${JSON.stringify(descriptor.name)}: use lower-case letters, digits, "_" and "-" (not "auto")`,
+    );
+  const same = BACKENDS.find((b) => b.name === descriptor.name);
+  if (same === descriptor) return;
+  if (same) throw new RedgreenError('USAGE', `a backend "${descriptor.name}" is already registered`);
+  (BACKENDS as BackendDescriptor[]).push(descriptor);
+}
 
 /** Backends `redgreen gc` can clean up, and those that run containers from images (`image build`). */
 export const GC_BACKENDS = BACKENDS.filter((b) => b.gc).map((b) => b.name);

@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { RedgreenError } from '../errors.js';
+import { resolveRunRef } from '../config/run-ref.js';
+import { jsonProblem, RedgreenError } from '../errors.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { KNOWN_TYPES, LineSchema, type TranscriptLine } from './line-schema.js';
 import { RUN_SCHEMA, RunStateSchema, type RunState } from './schema.js';
@@ -84,7 +85,8 @@ function refuseVersion(file: string, json: Record<string, unknown>): never {
 }
 
 /** Finds a run's transcript folder: a path to it (or to its run.json), or a run id under `transcriptsDir`. */
-export async function locateRun(ref: string, transcriptsDir: string): Promise<string> {
+export async function locateRun(given: string, transcriptsDir: string): Promise<string> {
+  const ref = await resolveRunRef(given, transcriptsDir);
   for (const candidate of [ref, path.join(transcriptsDir, ref)]) {
     const st = await stat(candidate).catch(() => null);
     if (st?.isDirectory()) return path.resolve(candidate);
@@ -102,7 +104,7 @@ export async function openRun(dir: string): Promise<TranscriptRun> {
   try {
     json = JSON.parse(text) as Record<string, unknown>;
   } catch (e) {
-    throw new RedgreenError('TRANSCRIPT_INVALID', `${file}: not valid JSON (${(e as Error).message})`);
+    throw new RedgreenError('TRANSCRIPT_INVALID', `${file}: not valid JSON (${jsonProblem(text, e)})`);
   }
   if (typeof json !== 'object' || json === null || json.schema !== RUN_SCHEMA) refuseVersion(file, json ?? {});
   const parsed = RunStateSchema.safeParse(json);

@@ -1,6 +1,6 @@
 import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
-import { RedgreenError } from '../errors.js';
+import { jsonProblem, RedgreenError } from '../errors.js';
 import { FixtureResultSchema, type FixtureResult } from '../pipeline/result.js';
 import { RUN_SCHEMA, RunStateSchema, type RunState } from './schema.js';
 
@@ -43,7 +43,7 @@ export async function loadResumePoint(transcriptsDir: string, runId: string): Pr
   try {
     json = JSON.parse(raw) as { schema?: unknown };
   } catch (e) {
-    throw new RedgreenError('USAGE', `${dir}/run.json is not valid JSON (${(e as Error).message})`);
+    throw new RedgreenError('USAGE', `${dir}/run.json is not valid JSON (${jsonProblem(raw, e)})`);
   }
   if (json.schema !== RUN_SCHEMA) {
     throw new RedgreenError('USAGE', `${dir}/run.json has schema ${JSON.stringify(json.schema)}; this redgreen resumes ${RUN_SCHEMA} only`);

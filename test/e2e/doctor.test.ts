@@ -5,6 +5,8 @@ import { scaffoldFixture } from '../../harness/fixtures/scaffold.js';
 import { runCli } from '../helpers/cli.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 import { spawnSync } from 'node:child_process';
+import net from 'node:net';
+import { startE2BDouble } from '../helpers/e2b-server/server.js';
 
 const tempDir = useTempDirs('rg-doctor-');
 const which = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim();
@@ -47,5 +49,40 @@ describe('redgreen doctor', () => {
     expect(r.stdout).toContain('everything the fixtures here need is present');
     expect(r.stdout).toMatch(/✔ python3 \+ pytest +pytest \d/);
     expect(r.code).toBe(0);
+  });
+
+  test('e2b: the key and the API address are checked (reachable and accepted, refused, unreachable), each with what to do', async () => {
+    const double = await startE2BDouble({ apiKey: 'the-key' });
+    const free = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as net.AddressInfo;
+        srv.close(() => resolve(port));
+      });
+    });
+    try {
+      const e2b = async (env: Record<string, string>) => {
+        const out = JSON.parse((await runCli(['doctor', '--json'], { env })).stdout) as {
+          backends: { name: string; ok: boolean; detail: string; fix?: string }[];
+        };
+        return out.backends.find((b) => b.name === 'e2b')!;
+      };
+      expect(await e2b({ E2B_API_KEY: 'the-key', E2B_API_URL: double.apiUrl })).toMatchObject({
+        ok: true,
+        detail: `${double.apiUrl}: reachable, key accepted`,
+      });
+      expect(await e2b({ E2B_API_KEY: 'another', E2B_API_URL: double.apiUrl })).toMatchObject({
+        ok: false,
+        detail: expect.stringContaining(`${double.apiUrl} refused E2B_API_KEY`),
+        fix: expect.stringContaining('check E2B_API_KEY'),
+      });
+      const nowhere = `http://127.0.0.1:${free}`;
+      expect(await e2b({ E2B_API_KEY: 'the-key', E2B_API_URL: nowhere })).toMatchObject({
+        ok: false,
+        detail: expect.stringContaining(`the E2B API at ${nowhere} cannot be reached`),
+        fix: expect.stringContaining('E2B_API_URL'),
+      });
+    } finally {
+      await double.close();
+    }
   });
 });

@@ -7,7 +7,8 @@ import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { openRun } from '../../harness/transcripts/reader.js';
 import { verifyRun } from '../../harness/commands/replay-verify.js';
 import { RUN_SCHEMA } from '../../harness/transcripts/schema.js';
-import { ADD_PY, ADD_TEST, makeProject, PYTEST, selfcheckProject, type Project } from '../helpers/project.js';
+import { nopProvider } from '../../harness/agents/static.js';
+import { ADD_PY, ADD_TEST, makeProject, PYTEST, runProject, selfcheckProject, type Project } from '../helpers/project.js';
 
 const ORACLE =
   'diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n';
@@ -19,6 +20,7 @@ async function transcript(
   name: string,
   fixtures: Record<string, (FixtureEvent | { type: 'result'; result: FixtureResult })[] | null>,
   mode = 'selfcheck',
+  subject = 'oracle',
 ) {
   const dir = path.join(project.root, 'transcripts', name);
   await mkdir(dir, { recursive: true });
@@ -30,7 +32,7 @@ async function transcript(
     startedAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z',
     backend: 'local',
-    options: { subject: 'oracle', repeat: 1 },
+    options: { subject, repeat: 1 },
     harness: { version: 't', node: 'v20', platform: 'x' },
     fixtures: {} as Record<string, unknown>,
   };
@@ -64,6 +66,29 @@ describe('replay --verify', () => {
   test('re-executing a recorded selfcheck gives no drift', async () => {
     const run = await transcript('same', { calc: [...recorded.events, { type: 'result', result: recorded.result }] });
     expect(await verify(run)).toEqual([{ fixtureId: 'calc', status: 'same', differences: [], recordedVerdict: 'valid', verdict: 'valid' }]);
+  });
+
+  test('a nop baseline run verifies as it ran: its empty patch is graded again, not refused before running', async () => {
+    const nop = await makeProject({
+      calc: {
+        manifest: { ...PYTEST, tests: { failToPass: ['test_calc.py::test_add'], passToPass: [] } },
+        files: { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST },
+        oracle: ORACLE,
+      },
+    });
+    const saved = project;
+    try {
+      project = nop;
+      const { events, byId } = await runProject(nop, { mode: 'run', provider: nopProvider });
+      const lines = [...events.filter((e) => e.id === 'calc').map((e) => e.event), { type: 'result' as const, result: byId.calc! }];
+      const run = await transcript('nop-run', { calc: lines }, 'run', 'nop');
+      expect(await verify(run)).toEqual([
+        { fixtureId: 'calc', status: 'same', differences: [], recordedVerdict: 'unresolved', verdict: 'unresolved' },
+      ]);
+    } finally {
+      project = saved;
+      await nop.cleanup();
+    }
   });
 
   test('a recording that differs from what happens now is drift, with the first difference first', async () => {

@@ -109,6 +109,7 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     project = await makeProject({
       broken: { manifest: setup('echo "ERROR: no such file requirements.txt" >&2; exit 3'), files, oracle },
       offline: { manifest: setup('echo "npm error getaddrinfo EAI_AGAIN registry.npmjs.org" >&2; exit 1'), files, oracle },
+      notool: { manifest: setup('rg_no_such_installer --deps'), files, oracle },
     });
     const { byId } = await selfcheckProject(project);
     expect(byId.broken).toMatchObject({ verdict: 'invalid_fixture', attempts: 2 });
@@ -118,6 +119,8 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     expect(byId.broken!.durationMs).toBeGreaterThanOrEqual(byId.broken!.timings.setup ?? 0);
     expect(byId.offline!.verdict).toBe('invalid_fixture');
     expect(byId.offline!.reason).toContain('setup has no network: set "network": true under setup in fixture.json');
+    // A program setup needs that is not there: said so, with where to look.
+    expect(byId.notool!.reason).toContain('rg_no_such_installer is not installed where setup runs: `redgreen doctor` lists what');
   });
 
   test('missing oracle, text that is not a diff, and an oracle that does not apply are patch errors', async () => {

@@ -28,6 +28,8 @@ const DEPS: Record<string, readonly string[]> = {
   transcripts: ['config', 'sandbox/core', 'fixtures', 'scoring', 'pipeline'],
   reporters: ['config', 'fixtures', 'results', 'scoring', 'pipeline', 'transcripts'],
   commands: ['*'],
+  // The public API: the commands' code, called as a library.
+  api: ['*'],
   bench: ['*'],
   '.': ['*'],
 };

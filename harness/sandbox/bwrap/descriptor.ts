@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { gcHost } from '../host/descriptor.js';
 import { defineBackend, probeBy } from '../registry.js';
@@ -22,10 +24,16 @@ export const bwrapBackend = defineBackend({
   async probe(_options, ctx) {
     const { BwrapBackend } = await import('./backend.js');
     const probe = await probeBy(() => new BwrapBackend({ passEnv: ctx.passEnv, cacheDir: ctx.cacheDir }).probe(), INSTALL);
-    // The sandbox size limit is a tmpfs mount (host/disk-limit.ts): say what a user without root gets.
-    return probe.ok && process.getuid?.() !== 0
-      ? { ok: true, detail: 'no workspace size limit without root (a single file is still capped by RLIMIT_FSIZE)' }
-      : probe;
+    if (!probe.ok) return probe;
+    // Usable without them, so still ok (auto may pick it); doctor shows what is missing.
+    const notes = [
+      // The sandbox size limit is a tmpfs mount (host/disk-limit.ts): say what a user without root gets.
+      process.getuid?.() !== 0 ? 'no workspace size limit without root (a single file is still capped by RLIMIT_FSIZE)' : '',
+      onPath('slirp4netns') ? '' : 'no slirp4netns: setup with network (and --agent-network) will fail; apt-get install -y slirp4netns',
+    ].filter(Boolean);
+    return notes.length ? { ok: true, detail: notes.join('; ') } : probe;
   },
   gc: (request) => gcHost(request, 'bwrap'),
 });
+
+const onPath = (tool: string) => (process.env.PATH ?? '').split(path.delimiter).some((d) => d && existsSync(path.join(d, tool)));

@@ -6,7 +6,7 @@ import { RedgreenError, tailOf } from '../../errors.js';
 /** slirp4netns's built-in DNS forwarder (its default 10.0.2.0/24 network): the resolver a network command is given. */
 export const USER_NET_DNS = '10.0.2.3';
 
-const INSTALL = 'install slirp4netns (apt-get install -y slirp4netns)';
+const INSTALL = 'install slirp4netns (apt-get install -y slirp4netns); `redgreen doctor` lists what each backend needs';
 
 /**
  * A user-mode network for one bwrap command. bubblewrap's `--share-net` would hand the command the

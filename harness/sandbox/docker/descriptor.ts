@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 import { z } from 'zod';
 import { intFromCli } from '../../config/values.js';
-import { defineBackend, probeBy, type BackendFlag, type GcOutcome, type GcRequest } from '../registry.js';
+import { defineBackend, probeBy, type BackendFlag, type GcOutcome, type GcRequest, type Probe } from '../registry.js';
 
 /** Shared with any backend that speaks the Docker Engine API (the same flag, the same meaning). */
 export const POOL_FLAG: BackendFlag = {
@@ -34,6 +34,13 @@ export async function gcEngine(request: GcRequest, engine: string, client: () =>
   };
 }
 
+/** An engine's probe: reachable, and the default image present; doctor shows both when they are. */
+export async function engineProbe(check: () => Promise<unknown>, fix: string): Promise<Probe> {
+  const probe = await probeBy(check, fix);
+  const { DEFAULT_IMAGE } = await import('./image.js');
+  return probe.ok ? { ok: true, detail: `engine reachable, image ${DEFAULT_IMAGE} present` } : probe;
+}
+
 export const dockerBackend = defineBackend({
   name: 'docker',
   summary: 'a container per sandbox through the Docker Engine API (DOCKER_HOST): no network, no capabilities, read-only root, limits',
@@ -48,7 +55,7 @@ export const dockerBackend = defineBackend({
   },
   async probe() {
     const { DockerBackend } = await import('./backend.js');
-    return probeBy(
+    return engineProbe(
       () => new DockerBackend().probe(),
       'start a Docker engine (apt-get install -y docker.io; dockerd) and point DOCKER_HOST at it, then `redgreen image build`',
     );

@@ -63,7 +63,7 @@ export const e2bBackend = defineBackend({
         reason: 'E2B_API_KEY is not set',
         fix: 'set E2B_API_KEY (any non-empty value for a CubeSandbox without keys) and, for a self-hosted service, E2B_API_URL',
       };
-    return { ok: true, detail: process.env.E2B_API_URL ?? `api.${process.env.E2B_DOMAIN ?? 'e2b.app'}` };
+    return (await import('./check.js')).checkService();
   },
   gc: gcRemote,
 });

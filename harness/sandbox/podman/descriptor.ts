@@ -1,5 +1,5 @@
-import { engineOptions, gcEngine, POOL_FLAG } from '../docker/descriptor.js';
-import { defineBackend, probeBy } from '../registry.js';
+import { engineOptions, engineProbe, gcEngine, POOL_FLAG } from '../docker/descriptor.js';
+import { defineBackend } from '../registry.js';
 
 /**
  * Podman through its Docker-compatible API: the Docker backend's code (a container per sandbox,
@@ -20,7 +20,7 @@ export const podmanBackend = defineBackend({
   flags: [POOL_FLAG],
   create: (options, ctx) => podman({ pool: options.pool, passEnv: ctx.passEnv }),
   probe: async () =>
-    probeBy(async () => (await podman()).probe(), 'start the Podman service, then `redgreen image build --backend podman`'),
+    engineProbe(async () => (await podman()).probe(), 'start the Podman service, then `redgreen image build --backend podman`'),
   gc: (request) => gcEngine(request, 'podman', async () => (await import('./client.js')).podmanClient()),
   buildImage: async (request) => {
     const [{ buildRuntimeImage }, { podmanClient }] = await Promise.all([import('../docker/image-build.js'), import('./client.js')]);
