@@ -17,6 +17,8 @@ import { benchE2B } from './e2b.js';
 import { benchReports } from './reports.js';
 import { benchInterrupt } from './interrupt.js';
 import { benchStartup } from './startup.js';
+import { benchBigTrees } from './big-tree.js';
+import { benchTrivial } from './trivial.js';
 import { median, ms, p95, timeIt } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -142,10 +144,20 @@ async function selfcheckPerBackend(backends: SandboxBackend[], fixtures: Fixture
   }
 }
 
+const TRIVIAL = Number(process.env.BENCH_TRIVIAL ?? 1000);
+const BIG_FILES = Number(process.env.BENCH_BIG_FILES ?? 30_000);
+
 async function main(): Promise<void> {
   const paths = resolvePaths({ root: path.resolve(process.env.BENCH_ROOT ?? '.') });
   const { fixtures } = await discoverFixtures(paths, process.argv.slice(2));
-  console.log(`redgreen bench — node ${process.version}, ${os.cpus().length} cpus, ${fixtures.length} fixtures`);
+  const load = () =>
+    os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ');
+  console.log(
+    `redgreen bench — node ${process.version}, ${os.cpus().length} cpus, ${fixtures.length} fixtures, load ${load()} (1, 5, 15 min)`,
+  );
   const local = new LocalBackend({ cacheDir: paths.cacheDir });
   const small = fixtures.find((f) => f.id === 'bug02_off_by_one') ?? fixtures[0]!;
   benchStartup(small.id);
@@ -168,6 +180,12 @@ async function main(): Promise<void> {
     await docker.open('bench');
     others.push(docker);
   }
+  const harnessBackends = [
+    { name: 'local' },
+    ...others.map((b) => ({ name: b.name, ...(b.name === 'docker' ? { extra: ['--pool', '4'] } : {}) })),
+  ];
+  if (TRIVIAL > 0) await benchTrivial(TRIVIAL, harnessBackends);
+  if (BIG_FILES > 0) await benchBigTrees(harnessBackends, { files: BIG_FILES, bytes: 10_000 });
   await sandboxMicro(local, small);
   for (const b of others) await sandboxMicro(b, small);
   await overhead(local, fixtures);
@@ -178,6 +196,7 @@ async function main(): Promise<void> {
   console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
   await benchReports();
   await benchInterrupt();
+  console.log(`\nload ${load()} at the end`);
 }
 
 await main();

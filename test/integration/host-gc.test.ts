@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
@@ -11,10 +13,12 @@ describe('gc of host sandboxes left by a killed harness', () => {
     '%s: kill -9 of the harness, then gc kills the sandbox processes and removes the folder',
     async (backend) => {
       const t = uniqueSleep();
+      // A folder of its own for sandboxes: a run another test starts meanwhile cleans dead harnesses' ones in the shared one.
+      const base = await mkdtemp(path.join(os.tmpdir(), 'rg-gc-test-'));
       // A harness process that creates a sandbox, starts a long command and is then killed -9.
       const script = `
       const { ${backend === 'local' ? 'LocalBackend: B' : 'BwrapBackend: B'} } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox', backend === 'local' ? 'host/local.js' : 'bwrap/backend.js'))});
-      const sb = await new B().create({ runId: 'gc-test', fixtureId: 'gc' });
+      const sb = await new B({ baseDir: ${JSON.stringify(base)} }).create({ runId: 'gc-test', fixtureId: 'gc' });
       console.log(JSON.stringify({ workdir: sb.workdir, id: sb.id }));
       await sb.exec('sleep ${t}');`;
       const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -23,7 +27,7 @@ describe('gc of host sandboxes left by a killed harness', () => {
       await expect.poll(() => processesWith(t).length, { timeout: 5000 }).toBeGreaterThan(0);
       child.kill('SIGKILL');
       await new Promise((r) => child.on('close', r));
-      const removed = await gcHostSandboxes();
+      const removed = await gcHostSandboxes(base);
       if (backend === 'local') {
         // bwrap's --die-with-parent already ended its processes; a local sandbox's live on until gc.
         expect(removed.some((r) => workdir.startsWith(r))).toBe(true);
@@ -35,6 +39,7 @@ describe('gc of host sandboxes left by a killed harness', () => {
       for (const hierarchy of ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/memory']) {
         if (existsSync(hierarchy)) expect(readdirSync(hierarchy)).not.toContain(`redgreen-${id}`);
       }
+      await rm(base, { recursive: true, force: true });
     },
   );
 });

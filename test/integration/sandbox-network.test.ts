@@ -85,10 +85,12 @@ describe.skipIf(!available.has('bwrap'))('bwrap: the user-mode network of a comm
 
   test('its helpers end on their own when the harness is killed -9 mid-command', async () => {
     const t = uniqueSleep();
+    // Its own folder for sandboxes: a run another test starts meanwhile removes dead harnesses' folders from the shared one.
+    const base = await mkdtemp(path.join(os.tmpdir(), 'rg-net-killed-'));
     // A harness (the built library, as host-gc.test.ts does) that starts a command with network, says so, and is killed.
     const script = `
       const { BwrapBackend } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox/bwrap/backend.js'))});
-      const sb = await new BwrapBackend().create({ runId: 'network-test-killed', fixtureId: 'killed' });
+      const sb = await new BwrapBackend({ baseDir: ${JSON.stringify(base)} }).create({ runId: 'network-test-killed', fixtureId: 'killed' });
       await sb.exec('echo up; sleep ${t}', { network: true, onOutput: () => console.log('up') });`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -108,7 +110,8 @@ describe.skipIf(!available.has('bwrap'))('bwrap: the user-mode network of a comm
     await expect.poll(() => helpers.filter(alive), { timeout: 10_000 }).toEqual([]);
     expect(processesWith(t)).toEqual([]);
     // Its folder, as `redgreen gc` would.
-    expect(await gcHostSandboxes(undefined, { runIds: ['network-test-killed'] })).toHaveLength(1);
+    expect(await gcHostSandboxes(base, { runIds: ['network-test-killed'] })).toHaveLength(1);
+    await rm(base, { recursive: true, force: true });
   });
 
   test('the resolver is the network’s forwarder, never a host loopback resolver', async () => {

@@ -1,0 +1,119 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { scaffoldFixture } from '../fixtures/scaffold.js';
+import { harnessRun, measure, type HarnessMeasured, type Measured } from './measured.js';
+
+/** One fixture's bare work, as a user would script it: copy, RED, git apply, GREEN, remove. */
+const BARE_SCRIPT = `root=$1; id=$2
+d=$(mktemp -d "\${TMPDIR:-/tmp}/rg-bench-bare-XXXXXX")
+cp -R "$root/fixtures/$id/." "$d" && cd "$d" && { sh check.sh; git apply "$root/oracles/$id.patch" && sh check.sh; }
+cd /; rm -rf "$d"
+`;
+
+export interface TrivialSet {
+  root: string;
+  ids: string[];
+}
+
+/** N copies of `redgreen new --runner exit-code` (check.sh/add.sh) in a temp project. */
+export async function makeTrivialFixtures(n: number): Promise<TrivialSet> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'rg-bench-trivial-'));
+  const dirs = { fixturesDir: path.join(root, 'fixtures'), oraclesDir: path.join(root, 'oracles') };
+  const ids = Array.from({ length: n }, (_, i) => `t${String(i).padStart(5, '0')}`);
+  await scaffoldFixture({ id: ids[0]!, runner: 'exit-code', ...dirs });
+  const manifest = await readFile(path.join(dirs.fixturesDir, ids[0]!, 'fixture.json'), 'utf8');
+  const oracle = await readFile(path.join(dirs.oraclesDir, `${ids[0]}.patch`));
+  for (const id of ids.slice(1)) {
+    await cp(path.join(dirs.fixturesDir, ids[0]!), path.join(dirs.fixturesDir, id), { recursive: true });
+    await writeFile(path.join(dirs.fixturesDir, id, 'fixture.json'), manifest.replaceAll(ids[0]!, id));
+    await writeFile(path.join(dirs.oraclesDir, `${id}.patch`), oracle);
+  }
+  await writeFile(path.join(root, 'bare.sh'), BARE_SCRIPT);
+  return { root, ids };
+}
+
+/** The bare work for every fixture, two at a time (`xargs -P 2`). */
+export function bareTrivial(set: TrivialSet, parallel: number): Promise<Measured> {
+  return measure(`ls fixtures | xargs -P ${parallel} -n 1 sh bare.sh "$PWD"`, set.root);
+}
+
+export interface TrivialMeasured extends HarnessMeasured {
+  verdicts: Record<string, number>;
+}
+
+/** `redgreen selfcheck -j <parallel> --backend <name>` over the set, as a user runs it. */
+export async function harnessTrivial(
+  set: TrivialSet,
+  backend: string,
+  parallel: number,
+  extra: string[] = [],
+  /** Another build's dist/cli-program.js to measure instead of this one's. */
+  program?: string,
+): Promise<TrivialMeasured> {
+  const reports = path.join(set.root, `reports-${backend}`);
+  const args = [
+    'selfcheck',
+    '-j',
+    String(parallel),
+    '--backend',
+    backend,
+    '--reports',
+    reports,
+    '--transcripts',
+    path.join(set.root, `transcripts-${backend}`),
+    ...extra,
+  ];
+  const m = await harnessRun(set.root, args, {}, program);
+  const verdicts: Record<string, number> = {};
+  const report = await readFile(await latestReport(reports), 'utf8').then((t) => JSON.parse(t) as { fixtures: { verdict: string }[] });
+  for (const f of report.fixtures) verdicts[f.verdict] = (verdicts[f.verdict] ?? 0) + 1;
+  return { ...m, verdicts };
+}
+
+async function latestReport(reportsDir: string): Promise<string> {
+  const { readdir } = await import('node:fs/promises');
+  const runs = (await readdir(reportsDir)).sort();
+  return path.join(reportsDir, runs.at(-1)!, 'report.json');
+}
+
+export async function removeTrivial(set: TrivialSet): Promise<void> {
+  await rm(set.root, { recursive: true, force: true });
+}
+
+/** The issue's targets: the harness's wall time against the bare work's, per backend. */
+const RATIO_TARGET: Record<string, number> = { local: 1.3, bwrap: 1.6, docker: 2 };
+const CPU_TARGET_MS = 5;
+
+/**
+ * N trivial fixtures (`redgreen new --runner exit-code`), each backend's `selfcheck -j 2` beside
+ * the bare work (`xargs -P 2`) in one run: the harness's own cost where a fixture's work is
+ * almost nothing. Prints the ratio, the harness process's CPU per fixture (the commands it runs
+ * excluded) and its peak RSS, each beside its target, with the machine's load.
+ */
+export async function benchTrivial(n: number, backends: { name: string; extra?: string[] }[]): Promise<void> {
+  const set = await makeTrivialFixtures(n);
+  try {
+    const load0 = os.loadavg()[0]!;
+    const bare = await bareTrivial(set, 2);
+    console.log(`\n${n} trivial fixtures (exit-code template), -j 2 / xargs -P 2; load ${load0.toFixed(2)} at start`);
+    console.log(
+      `  bare work            ${(bare.wallMs / 1000).toFixed(2)} s   (process tree CPU ${(bare.treeCpuMs / n).toFixed(1)} ms/fixture)`,
+    );
+    for (const b of backends) {
+      const h = await harnessTrivial(set, b.name, 2, b.extra ?? []);
+      const ratio = h.wallMs / bare.wallMs;
+      const cpu = h.selfCpuMs / n;
+      const label = [b.name, ...(b.extra ?? [])].join(' ');
+      const bad = Object.entries(h.verdicts).filter(([v]) => v !== 'valid');
+      console.log(
+        `  ${label.padEnd(20)} ${(h.wallMs / 1000).toFixed(2)} s   ${ratio.toFixed(2)}× bare (target ≤ ${RATIO_TARGET[b.name] ?? '?'}×)` +
+          `   harness CPU ${cpu.toFixed(2)} ms/fixture (target ≤ ${CPU_TARGET_MS} ms)   tree CPU ${(h.treeCpuMs / n).toFixed(1)} ms/fixture` +
+          `   peak RSS ${h.maxRssMb.toFixed(0)} MB${bad.length ? `   NOT VALID: ${JSON.stringify(Object.fromEntries(bad))}` : ''}`,
+      );
+    }
+    console.log(`  load ${os.loadavg()[0]!.toFixed(2)} at end`);
+  } finally {
+    await removeTrivial(set);
+  }
+}
