@@ -16,6 +16,7 @@ import { createBackend } from './backend.js';
 import type { CommandContext } from './context.js';
 import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
+import type { SharedBaselines } from '../pipeline/baseline-phase.js';
 import { gcHostSandboxes } from '../sandbox/host/gc.js';
 import { exitCodeFor } from './exit-code.js';
 import { prepareResume, recordedShard } from './resume-point.js';
@@ -38,6 +39,8 @@ export interface ExecuteInput {
   notSubmitted?: string[];
   /** Continue an interrupted run: its finished fixtures are kept, the others run again. */
   resume?: { runId: string; force: boolean };
+  /** Several models graded by one command: each fixture's setup and RED baseline once, for all of them. */
+  baselines?: SharedBaselines;
 }
 
 export interface ExecuteOutcome {
@@ -146,6 +149,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       repeat: options.repeat,
       signal: stopOn(s.signal, bail.signal),
       setupCache: options.cache ? SetupCache.under(paths.cacheDir) : null,
+      baselines: input.baselines ?? null,
       observer: {
         onFixtureStart: (id) => {
           writer.onFixtureStart(id);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { mapProvider, nopProvider, oracleProvider } from '../agents/static.js';
+import { SharedBaselines } from '../pipeline/baseline-phase.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { discoverFixtures, type Fixture, type FixtureRoots } from '../fixtures/load.js';
 import type { FixtureEvent } from '../pipeline/events.js';
@@ -74,6 +75,9 @@ export async function verifyRun(input: VerifyInput): Promise<{ fixtures: Fixture
   const discovery = present.length ? await discoverFixtures(input.roots, present) : { fixtures: [], broken: [] };
   const patches = new Map<string, { source: string; text: string }>();
   const fixtures: Fixture[] = [];
+  // A model of a several-model run graded on another run's RED baseline: re-executed as it ran, on that baseline.
+  const repeat = typeof state.options.repeat === 'number' ? state.options.repeat : 1;
+  let baselines: SharedBaselines | null = null;
   for (const f of discovery.fixtures) {
     const ft = transcripts.get(f.id)!;
     const recorded = ft.lines.find((l) => l.type === 'fixture');
@@ -92,6 +96,10 @@ export async function verifyRun(input: VerifyInput): Promise<{ fixtures: Fixture
       }
       patches.set(f.id, { source: patch.source, text: patch.text });
     }
+    if (ft.result?.baselineFrom && ft.result.red) {
+      baselines ??= new SharedBaselines();
+      baselines.seed(SharedBaselines.key(now, input.backend.name, repeat), { red: ft.result.red }, ft.result.baselineFrom);
+    }
     fixtures.push(f);
   }
 
@@ -102,7 +110,8 @@ export async function verifyRun(input: VerifyInput): Promise<{ fixtures: Fixture
     // The nop baseline is graded on its empty patch (the cheap refusal would skip the run): verify it as it ran.
     provider: state.mode === 'selfcheck' ? oracleProvider : subject === 'nop' ? nopProvider : mapProvider(subject, patches),
     baseline: state.options.baseline !== false,
-    repeat: typeof state.options.repeat === 'number' ? state.options.repeat : 1,
+    repeat,
+    baselines,
     fixtures,
     broken: discovery.broken,
     backend: input.backend,

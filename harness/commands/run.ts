@@ -4,6 +4,7 @@ import { nopProvider, oracleProvider } from '../agents/static.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { selectFixtures } from '../fixtures/select.js';
+import { SharedBaselines } from '../pipeline/baseline-phase.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import { loadResumePoint } from '../transcripts/resume.js';
 import type { CommandContext } from './context.js';
@@ -42,6 +43,8 @@ export async function run(options: AgentRunOptions, ctx: CommandContext): Promis
     providers = providers.filter((p) => p.subject === subject);
   }
   const outcomes: ExecuteOutcome[] = [];
+  // Several models over the same fixtures: each fixture's setup and RED baseline run once, for all.
+  const baselines = providers.length > 1 && options.baseline !== false ? new SharedBaselines() : undefined;
   for (const provider of providers) {
     const label = providers.length > 1 ? provider.subject : undefined;
     // A patch source grades only what it submitted; the rest is listed, never run as a failure.
@@ -72,6 +75,7 @@ export async function run(options: AgentRunOptions, ctx: CommandContext): Promis
       strict: options.strict,
       ...(label ? { label } : {}),
       ...(resume ? { resume } : {}),
+      ...(baselines ? { baselines } : {}),
     });
     outcomes.push(outcome);
     if (outcome.report.interrupted) break;

@@ -17,6 +17,8 @@ export type FixtureEvent =
   | { type: 'sandbox'; sandboxId: string; backend: string; workdir: string }
   /** `layer`: the workspace started copy-on-write from this prepared layer (nothing was copied). */
   | { type: 'upload'; files: number; bytes: number; layer?: string }
+  /** The RED baseline came from an earlier run of the same command (several models: baseline-phase.ts). */
+  | { type: 'baseline'; sharedFrom: string; state: string }
   /** `layer`: a prepared workspace (pipeline/workspace-layers.ts) rather than a setup cache entry. */
   | { type: 'cache'; key: string; hit: boolean; bytes: number; paths: string[]; layer?: boolean }
   | {

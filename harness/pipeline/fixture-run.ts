@@ -2,21 +2,21 @@ import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { issueProblem } from '../fixtures/issue.js';
 import type { Fixture } from '../fixtures/load.js';
 import type { ApplyOutcome } from '../patch/apply.js';
-import type { Sandbox, SandboxBackend, UploadStats } from '../sandbox/core/types.js';
+import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
 import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
 import { refuseBeforeRun } from '../scoring/refusal.js';
 import { scoreSelfcheck } from '../scoring/selfcheck.js';
 import type { FixtureContext } from './context.js';
-import { runSetup } from './setup.js';
 import type { SetupCache } from './setup-cache.js';
 import type { FixtureEvent } from './events.js';
-import { applyPatch, FIXTURE_META_FILES, inspectPatch, patchEvent, preparePatch, type InspectedPatch } from './patch-phase.js';
+import { applyPatch, inspectPatch, patchEvent, preparePatch, type InspectedPatch } from './patch-phase.js';
 import { PhaseTimer } from './phase-timer.js';
 import type { PatchProvider } from './provider.js';
 import type { FixtureResult, PatchSummary, TestPhase } from './result.js';
 import { runTests } from './test-phase.js';
-import { layerPlan, saveLayer, startFromLayer } from './workspace-layer-phase.js';
+import { prepareWorkspace } from './workspace-phase.js';
+import { baselineInOwnSandbox, SharedBaselines, type Baseline } from './baseline-phase.js';
 
 export interface FixtureRunOptions {
   mode: 'selfcheck' | 'run';
@@ -33,6 +33,8 @@ export interface FixtureRunOptions {
   signal: AbortSignal;
   emit: (event: FixtureEvent) => void;
   setupCache?: SetupCache | null;
+  /** Several models graded at once: each fixture's RED baseline runs once, for all of them (baseline-phase.ts). */
+  baselines?: SharedBaselines | null;
   /** performance.now() when the run started: phases are placed on the run's timeline. */
   clock0?: number;
   slot?: number;
@@ -57,8 +59,10 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   let red: TestPhase | null = null;
   let green: TestPhase | null = null;
   let patch: PatchSummary | null = null;
-  let graded: Graded;
+  let graded: Graded | null = null;
   let error: { code: string; message: string } | undefined;
+  /** The run whose RED baseline this fixture's grading used, when another run made it. */
+  let baselineFrom: string | undefined;
 
   emit({
     type: 'fixture',
@@ -95,15 +99,24 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
           emit(patchEvent(patch, inspected.text));
           graded = refused;
         } else {
-          sandbox = await timer.run('create', () =>
-            o.backend.create({
-              runId: o.runId,
-              fixtureId: fixture.id,
-              ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}),
-            }),
-          );
-          const out = await score(o, timer, sandbox, inspected, prepared, hold);
-          ({ red, green, patch, graded } = out);
+          // Several models: the fixture's setup and RED baseline once, in a sandbox of their own, for all of them.
+          if (mode === 'run' && o.baseline && o.baselines) {
+            const shared = await sharedBaseline(o, timer);
+            if (shared.runId !== o.runId) baselineFrom = shared.runId;
+            if ('red' in shared.baseline) red = shared.baseline.red;
+            graded = judgeBaseline(fixture, shared.baseline, patch ?? inspected.summary);
+          }
+          if (!graded) {
+            sandbox = await timer.run('create', () =>
+              o.backend.create({
+                runId: o.runId,
+                fixtureId: fixture.id,
+                ...(fixture.manifest.image ? { image: fixture.manifest.image } : {}),
+              }),
+            );
+            const out = await score(o, timer, sandbox, inspected, prepared, hold, red);
+            ({ red, green, patch, graded } = out);
+          }
         }
       }
     }
@@ -121,6 +134,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     // The git fallback's copy is removed when its apply ends: wait for it, so nothing outlives the run.
     await (prepared as Promise<ApplyOutcome> | null)?.catch(() => undefined);
   }
+  graded ??= { verdict: 'infra_error', reason: 'no verdict was reached' };
   emit({ type: 'verdict', verdict: graded.verdict, reason: graded.reason });
   return {
     fixtureId: fixture.id,
@@ -138,9 +152,28 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     patch,
     observed: red && green ? observeTransitions(red, green) : null,
     ...(mode === 'run' ? { subject: o.provider.subject } : {}),
+    ...(baselineFrom ? { baselineFrom } : {}),
     ...(error ? { error } : {}),
     ...graded,
   };
+}
+
+/** The shared RED baseline of this fixture: an earlier run's (said so in the transcript), or computed now. */
+async function sharedBaseline(o: FixtureRunOptions, timer: PhaseTimer): Promise<{ baseline: Baseline; runId: string }> {
+  const key = SharedBaselines.key(o.fixtureSha256, o.backend.name, o.repeat);
+  const shared = await o.baselines!.get(key, o.runId, () => baselineInOwnSandbox(o, timer));
+  if (shared.runId !== o.runId)
+    o.emit({ type: 'baseline', sharedFrom: shared.runId, state: 'red' in shared.baseline ? shared.baseline.red.state : 'timeout' });
+  return shared;
+}
+
+/** What a baseline alone decides: a setup that timed out, a fixture that is not RED as declared, RED tests that hung. */
+function judgeBaseline(fixture: Fixture, baseline: Baseline, patch: PatchSummary): Graded | null {
+  if ('setupTimeout' in baseline) return { verdict: 'timeout', reason: baseline.setupTimeout };
+  const invalid = checkBaseline(fixture.manifest.tests, baseline.red);
+  if (invalid) return { verdict: 'invalid_fixture', reason: invalid };
+  if (baseline.red.state === 'timeout') return scoreSelfcheck(fixture.manifest.tests, baseline.red, patch, null);
+  return null;
 }
 
 /** The inspected patch as the fixture takes it: applied (its files kept for the sync after RED) or why not. */
@@ -174,41 +207,23 @@ async function score(
   inspected: InspectedPatch,
   staged: Promise<ApplyOutcome> | null,
   hold: Held,
+  /** The RED baseline when it was run elsewhere (shared by several models). */
+  baseline: TestPhase | null,
 ): Promise<Scored> {
   const { fixture, emit } = o;
   const tests = fixture.manifest.tests;
-  let red: TestPhase | null = null;
+  let red: TestPhase | null = baseline;
   let green: TestPhase | null = null;
   let patch: PatchSummary = inspected.summary;
   emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
   const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null };
-  // Where it can, the workspace starts copy-on-write from a prepared layer: no upload, no setup.
-  const plan = await layerPlan(ctx, o.fixtureSha256);
-  let uploaded: UploadStats | null = null;
-  const layer = await timer.run('upload', async () => {
-    const started = plan ? await startFromLayer(ctx, plan) : null;
-    if (started) {
-      hold.layerRelease = started.release;
-      emit({ type: 'upload', files: 0, bytes: started.meta.bytes, layer: plan!.key });
-      return started;
-    }
-    uploaded = await sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
-    emit({ type: 'upload', ...uploaded });
-    return null;
-  });
-  // The patch is applied on the host while setup and RED run (a run did it already).
+  // The patch is applied on the host while the workspace is made ready and RED runs (a run did it already).
   const prepared = staged ?? preparePatch(inspected, fixture, { fuzzy: o.mode === 'run' });
   prepared?.catch(() => undefined);
   hold.keep(prepared);
-  if (layer) emit({ type: 'cache', key: plan!.key, hit: true, bytes: layer.meta.bytes, paths: [], layer: true });
-  else {
-    const setupFailure = await timer.run('setup', () => runSetup(ctx));
-    if (setupFailure?.timedOut) return { red, green, patch, graded: { verdict: 'timeout', reason: setupFailure.reason } };
-    // Retried once by the scheduler (a download may fail by chance); failing again, it is the fixture's.
-    if (setupFailure) throw new RedgreenError('SETUP_FAILED', setupFailure.reason);
-    if (plan) await timer.run('setup', () => saveLayer(ctx, plan, uploaded!));
-  }
-  if (o.mode === 'selfcheck' || o.baseline) {
+  const timedOut = await prepareWorkspace(ctx, timer, o.fixtureSha256, (release) => (hold.layerRelease = release));
+  if (timedOut) return { red, green, patch, graded: { verdict: 'timeout', reason: timedOut.reason } };
+  if (o.mode === 'selfcheck' || (o.baseline && !baseline)) {
     red = await timer.run('red', () => runTests(ctx, 'red', o.repeat));
     const invalid = o.mode === 'run' ? checkBaseline(tests, red) : null;
     if (invalid) return { red, green, patch, graded: { verdict: 'invalid_fixture', reason: invalid } };

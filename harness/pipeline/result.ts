@@ -38,5 +38,7 @@ export const FixtureResultSchema = z.object({
   slot: z.number().optional(),
   /** Attempts made (infrastructure errors are retried). */
   attempts: z.number().optional(),
+  /** Several models graded at once: the run whose RED baseline this fixture used (another model's run). */
+  baselineFrom: z.string().optional(),
 });
 export type FixtureResult = z.infer<typeof FixtureResultSchema>;

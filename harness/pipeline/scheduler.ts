@@ -7,6 +7,7 @@ import type { RunObserver } from './events.js';
 import { runFixture } from './fixture-run.js';
 import type { PatchProvider } from './provider.js';
 import type { SetupCache } from './setup-cache.js';
+import type { SharedBaselines } from './baseline-phase.js';
 import type { FixtureResult } from './result.js';
 
 export interface ScheduleOptions {
@@ -28,6 +29,8 @@ export interface ScheduleOptions {
   signal: AbortSignal;
   observer: RunObserver;
   setupCache?: SetupCache | null;
+  /** Several models graded at once: RED baselines made once for all of them. */
+  baselines?: SharedBaselines | null;
 }
 
 export interface ScheduleOutcome {
@@ -154,6 +157,7 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
               clock0,
               slot,
               setupCache: o.setupCache ?? null,
+              baselines: o.baselines ?? null,
             }),
           );
           results.push(result);

@@ -1,7 +1,7 @@
 import type { FixtureResult } from '../pipeline/result.js';
 import { EXPECTED, type Verdict } from '../scoring/verdicts.js';
 import { auditedFixtures } from './audit.js';
-import { verdictCounts, type Report } from './report.js';
+import { sharedBaselineNote, verdictCounts, type Report } from './report.js';
 
 /**
  * summary.md: for pull-request comments and GitHub job summaries. GitHub caps a comment at 65,536
@@ -52,6 +52,7 @@ function runSection(r: Report, level: string, maxRows: number, withAll: boolean)
     ),
     '',
     `Tests before the patch: ${s.tests.red.failed} failed / ${s.tests.red.passed} passed · after: ${s.tests.green.failed} failed / ${s.tests.green.passed} passed`,
+    ...(sharedBaselineNote(r) ? [sharedBaselineNote(r)!] : []),
     `Run \`${cell(r.runId)}\` on \`${cell(r.backend)}\` · concurrency ${r.concurrency} · ${secs(r.durationMs)}${r.interrupted ? ` · **interrupted**: ${r.unfinished.length} unfinished` : ''}`,
   ];
   const missed = r.fixtures.filter((f) => !expected(f.verdict));

@@ -96,6 +96,15 @@ export function summarize(results: readonly FixtureResult[]): Summary {
   };
 }
 
+/** Where several models' runs shared RED baselines: a line for every report format, or null. */
+export function sharedBaselineNote(report: Pick<Report, 'fixtures'>): string | null {
+  const from = new Map<string, number>();
+  for (const f of report.fixtures) if (f.baselineFrom) from.set(f.baselineFrom, (from.get(f.baselineFrom) ?? 0) + 1);
+  if (!from.size) return null;
+  const runs = [...from].map(([run, n]) => `${n} from run ${run}`).join(', ');
+  return `RED baselines shared with another model's run (run once for all models, not again here): ${runs}`;
+}
+
 export async function writeReport(reportsRoot: string, report: Report): Promise<string> {
   const dir = path.join(reportsRoot, report.runId);
   await mkdir(dir, { recursive: true });

@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import { auditedFixtures } from './audit.js';
-import { verdictCounts, type Report } from './report.js';
+import { sharedBaselineNote, verdictCounts, type Report } from './report.js';
 
 const counts = (p: { counts: { passed: number; failed: number; errors: number } } | null) =>
   p ? `${p.counts.failed + p.counts.errors} failed / ${p.counts.passed} passed` : '—';
@@ -29,6 +29,8 @@ export function renderTable(report: Report): string {
         .map(([v, n]) => `${v} ${n}`)
         .join(', ')})`,
   ];
+  const shared = sharedBaselineNote(report);
+  if (shared) lines.push(shared);
   for (const a of auditedFixtures(report.fixtures)) {
     lines.push(`${a.verdict} ${a.fixtureId}: the patch reaches into test-framework internals:`, ...a.lines.map((l) => `  ${l}`));
   }

@@ -21,6 +21,7 @@ const EventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('fixture'), fixtureId: z.string(), title: z.string(), runner: z.string(), backend: z.string(), fixtureSha256: z.string() }),
   z.object({ type: z.literal('phase'), phase: PhaseSchema, status: z.enum(['start', 'end']), durationMs: z.number().optional() }),
   z.object({ type: z.literal('sandbox'), sandboxId: z.string(), backend: z.string(), workdir: z.string() }),
+  z.object({ type: z.literal('baseline'), sharedFrom: z.string(), state: z.string() }),
   z.object({ type: z.literal('upload'), files: z.number(), bytes: z.number(), layer: z.string().optional() }),
   z.object({
     type: z.literal('cache'),

@@ -44,6 +44,8 @@ export class FixtureStory {
       case 'sandbox':
         this.workdir = l.workdir;
         return [`${at}   sandbox ${l.sandboxId} (${l.backend}), workdir ${l.workdir}`];
+      case 'baseline':
+        return [`${at}   RED baseline shared from run ${l.sharedFrom} (${l.state}): not run again here`];
       case 'upload':
         return [
           l.layer

@@ -67,6 +67,63 @@ describe('redgreen run', () => {
     expect(r.code).toBe(1);
   });
 
+  test("several models: each fixture's setup and RED baseline run once for all of them, and replay --verify re-executes a later model as it ran", async () => {
+    const d = await out();
+    const { root, oraclesDir } = await bundled();
+    const oracle = (id: string) => readFileSync(path.join(oraclesDir, `${id}.patch`), 'utf8');
+    // Applies, fixes nothing: the tests stay RED.
+    const noFix = oracle('bug02_off_by_one').replace('+    end = start + page_size\n', '+    end = start + page_size - 1  # checked\n');
+    const preds = path.join(d, 'preds.jsonl');
+    const line = (id: string, model: string, patch: string) =>
+      JSON.stringify({ instance_id: id, model_name_or_path: model, model_patch: patch });
+    await writeFile(
+      preds,
+      [
+        line('bug02_off_by_one', 'good', oracle('bug02_off_by_one')),
+        line('js_cart_total', 'good', oracle('js_cart_total')),
+        line('bug02_off_by_one', 'other', noFix),
+        line('js_cart_total', 'other', oracle('js_cart_total')),
+      ].join('\n'),
+    );
+    const r = await runCli(['run', 'bug02_off_by_one', 'js_cart_total', '--patches', preds, '--json', ...where(d)], { cwd: root });
+    const reports = (JSON.parse(r.stdout) as { runs: unknown[] }).runs.map((x) => ReportSchema.parse(x));
+    expect(reports.map((x) => x.fixtures.map((f) => [x.subject, f.fixtureId, f.verdict]))).toEqual([
+      [
+        ['good', 'bug02_off_by_one', 'resolved'],
+        ['good', 'js_cart_total', 'resolved'],
+      ],
+      [
+        ['other', 'bug02_off_by_one', 'unresolved'],
+        ['other', 'js_cart_total', 'resolved'],
+      ],
+    ]);
+    const [first, second] = reports;
+    // The first run made each baseline (in a sandbox of its own); the second used them.
+    expect(first!.fixtures.map((f) => f.baselineFrom)).toEqual([undefined, undefined]);
+    expect(second!.fixtures.map((f) => f.baselineFrom)).toEqual([first!.runId, first!.runId]);
+    expect(second!.fixtures.map((f) => f.red?.state)).toEqual(first!.fixtures.map((f) => f.red?.state));
+    const lines = (run: string, id: string) =>
+      readFileSync(path.join(d, run, `${id}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; phase?: string });
+    const redRuns = (run: string) =>
+      ['bug02_off_by_one', 'js_cart_total'].map((id) => lines(run, id).filter((l) => l.type === 'tests' && l.phase === 'red').length);
+    expect(redRuns(first!.runId)).toEqual([1, 1]);
+    expect(redRuns(second!.runId)).toEqual([0, 0]);
+    expect(lines(second!.runId, 'js_cart_total').some((l) => l.type === 'baseline')).toBe(true);
+    expect(readFileSync(path.join(d, second!.runId, 'summary.md'), 'utf8')).toContain(`RED baselines shared with another model's run`);
+    for (const run of [first!, second!]) {
+      const verify = await runCli(['replay', path.join(d, run.runId), '--verify', '--json', ...where(d)], { cwd: root });
+      expect(verify.code).toBe(0);
+      const drift = JSON.parse(verify.stdout) as { fixtures: { fixtureId: string; status: string }[] };
+      expect(drift.fixtures.map((f) => [f.fixtureId, f.status])).toEqual([
+        ['bug02_off_by_one', 'same'],
+        ['js_cart_total', 'same'],
+      ]);
+    }
+  });
+
   test('usage: exactly one patch source; an unreadable predictions file is a usage error', async () => {
     const none = await runCli(['run']);
     expect(none.code).toBe(2);
