@@ -19,6 +19,7 @@ import { benchInterrupt } from './interrupt.js';
 import { benchStartup } from './startup.js';
 import { benchBigTrees } from './big-tree.js';
 import { benchTrivial } from './trivial.js';
+import { benchModels } from './models.js';
 import { median, ms, p95, timeIt } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -186,6 +187,7 @@ async function main(): Promise<void> {
   ];
   if (TRIVIAL > 0) await benchTrivial(TRIVIAL, harnessBackends);
   if (BIG_FILES > 0) await benchBigTrees(harnessBackends, { files: BIG_FILES, bytes: 10_000 });
+  await benchModels(4, 20);
   await sandboxMicro(local, small);
   for (const b of others) await sandboxMicro(b, small);
   await overhead(local, fixtures);
