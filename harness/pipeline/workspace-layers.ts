@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -50,8 +50,9 @@ export class WorkspaceLayers {
 
   /** Mounts a ready layer as the sandbox's (empty) workspace; `release` ends the sandbox's use of it. */
   async start(key: string, sb: Sandbox): Promise<{ meta: LayerMeta; release: () => void } | null> {
-    if (!sb.startFrom) return null;
     const layer = path.join(this.dir, key);
+    // Most fixtures have no layer: asking costs less than a failed read.
+    if (!sb.startFrom || !existsSync(layer)) return null;
     const meta = await readMeta(layer);
     if (!meta || meta.key !== key || !meta.backends.includes(sb.backend) || (meta.workdir !== null && meta.workdir !== sb.workdir))
       return null;

@@ -11,10 +11,14 @@ export class PatchSaver implements RunObserver {
 
   constructor(private readonly dir: string) {}
 
+  /** The folder, made once for the run. */
+  private made: Promise<unknown> | null = null;
+
   onEvent(fixtureId: string, event: FixtureEvent): void {
     if (event.type !== 'patch' || !event.text) return;
     const text = event.text;
-    this.writes.push(mkdir(this.dir, { recursive: true }).then(() => writeFile(path.join(this.dir, `${fixtureId}.patch`), text)));
+    this.made ??= mkdir(this.dir, { recursive: true });
+    this.writes.push(this.made.then(() => writeFile(path.join(this.dir, `${fixtureId}.patch`), text)));
   }
 
   async flush(): Promise<void> {
