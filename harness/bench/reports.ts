@@ -11,16 +11,7 @@ import { openRun } from '../transcripts/reader.js';
 import { renderRun } from '../transcripts/replay-render.js';
 import { RUN_SCHEMA, type RunState } from '../transcripts/schema.js';
 import { benchReportInBrowser } from './browser.js';
-
-/** A deterministic pseudo-random sequence (mulberry32): every bench run measures the same data. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from './stats.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const VERDICTS: [Verdict, number][] = [

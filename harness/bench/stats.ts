@@ -16,3 +16,13 @@ export async function timeIt(fn: () => Promise<unknown>): Promise<number> {
   await fn();
   return performance.now() - t;
 }
+
+/** A deterministic pseudo-random sequence (mulberry32): the same data on every run, for benches and randomized tests. */
+export function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -3,21 +3,12 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../../harness/bench/stats.js';
 import { Staging } from '../../harness/patch/apply.js';
 import { applyExactly } from '../../harness/patch/exact.js';
 import { parsePatch, touchedPaths } from '../../harness/patch/parse.js';
 
 const META = ['fixture.json', 'ISSUE.md'];
-
-/** A small deterministic generator (mulberry32): a failing case is the same on every run. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Files = Record<string, { text: string; exec: boolean }>;
 
