@@ -11,7 +11,7 @@ import type { FixtureContext } from './context.js';
 import { runSetup } from './setup.js';
 import type { SetupCache } from './setup-cache.js';
 import type { FixtureEvent } from './events.js';
-import { applyPatch, FIXTURE_META_FILES, inspectPatch, patchEvent, preparePatch, type InspectedPatch } from './patch-phase.js';
+import { applyPatch, inspectPatch, patchEvent, preparePatch, type InspectedPatch } from './patch-phase.js';
 import { PhaseTimer } from './phase-timer.js';
 import type { PatchProvider } from './provider.js';
 import type { FixtureResult, PatchSummary, TestPhase } from './result.js';
@@ -172,7 +172,7 @@ async function score(
   let patch: PatchSummary = inspected.summary;
   emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
   const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null };
-  const stats = await timer.run('upload', () => sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES }));
+  const stats = await timer.run('upload', () => sb.uploadDir(fixture.treeDir, { skip: fixture.treeSkip }));
   emit({ type: 'upload', ...stats });
   // The patch is applied on the host while setup and RED run (a run did it already).
   const prepared = staged ?? preparePatch(inspected, fixture, { fuzzy: o.mode === 'run' });
