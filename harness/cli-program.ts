@@ -107,11 +107,51 @@ function program(): Command {
       process.exitCode = await doctor(parseOptions(DoctorOptionsSchema, opts));
     });
 
-  pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
-    .addOption(new Option('--runner <runner>', 'test runner').choices(Object.keys(TEMPLATES)).default('pytest'))
+  backendOptions(
+    pathOptions(
+      p
+        .command('new')
+        .description('scaffold a fixture (a working example to edit) and its oracle, or make one from a fix commit (--from-commit)')
+        .argument('<id>', 'fixture id'),
+    ),
+  )
+    .addOption(new Option('--runner <runner>', 'test runner of the example (default: pytest)').choices(Object.keys(TEMPLATES)))
+    .option('--from-commit <sha>', 'a fix commit: the fixture is its parent plus its test changes, the oracle its other changes')
+    .option('--repo <path|url>', 'with --from-commit: the repository (a path, or a URL cloned into the mirror cache)')
+    .option(
+      '--tests <glob>',
+      "with --from-commit: test files are the ones matching (repeatable; default: the runner's conventions)",
+      collect,
+      [],
+    )
+    .option('--issue-file <file>', 'with --from-commit: ISSUE.md from this file (default: the commit message)')
+    .option('--by-reference', 'with --from-commit: fixture.json names the repository and commit instead of holding the files')
+    .option('--keep-invalid', 'with --from-commit: write the fixture even when it is not RED or not GREEN')
+    .option('--repeat <n>', 'with --from-commit: run each test phase n times; a test that changes status is flaky')
     .action(async (id: string, opts: Record<string, unknown>) => {
       const { newFixture } = await import('./commands/new.js');
       process.exitCode = await newFixture(id, opts);
+    });
+
+  runOptions(
+    pathOptions(
+      p
+        .command('mine')
+        .description("turn a repository's history into fixtures: every first-parent commit that changes source and tests and validates")
+        .argument('<repo>', 'a repository: a path, or a URL cloned into the mirror cache'),
+    ),
+  )
+    .option('--since <date|sha>', 'only commits after this date (YYYY-MM-DD) or commit')
+    .option('--limit <n>', 'walk at most n commits, newest first', '200')
+    .option('--paths <glob>', 'only commits touching these paths (repeatable)', collect, [])
+    .option('--tests <glob>', "test files are the ones matching (repeatable; default: the runner's conventions)", collect, [])
+    .option('--prefix <name>', 'fixture ids are <prefix>-<sha8> (default: the repository name)')
+    .option('--by-reference', 'fixture.json names the repository and commit instead of holding the files')
+    .option('--max-files <n>', 'a fix changing more source files is too large', '20')
+    .option('--max-lines <n>', 'a fix changing more lines is too large', '1000')
+    .action(async (ref: string, opts: Record<string, unknown>) => {
+      const { mine, MineOptionsSchema } = await import('./commands/mine.js');
+      process.exitCode = await mine(ref, parseOptions(MineOptionsSchema, opts));
     });
 
   p.command('schema')

@@ -11,7 +11,7 @@ import { z } from 'zod';
 const NewOptionsSchema = PathOptionsSchema.extend({ runner: RunnerSchema.default('pytest') });
 
 export async function newFixture(id: string, raw: unknown): Promise<number> {
-  const options = parseOptions(NewOptionsSchema, raw);
+  const given = (raw ?? {}) as Record<string, unknown>;
   if (
     !z
       .string()
@@ -20,6 +20,17 @@ export async function newFixture(id: string, raw: unknown): Promise<number> {
   ) {
     throw new RedgreenError('USAGE', `invalid fixture id "${id}"`, 'use letters, digits, "_", "." and "-"');
   }
+  if (given.fromCommit !== undefined) {
+    if (given.runner !== undefined)
+      throw new RedgreenError('USAGE', '--runner and --from-commit: the runner is detected from the project', 'leave out --runner');
+    const { newFromCommit, FromCommitOptionsSchema } = await import('./new-from-commit.js');
+    return newFromCommit(id, parseOptions(FromCommitOptionsSchema, given));
+  }
+  for (const flag of ['repo', 'issueFile', 'byReference', 'keepInvalid', 'repeat'] as const) {
+    if (given[flag] !== undefined)
+      throw new RedgreenError('USAGE', `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} goes with --from-commit`);
+  }
+  const options = parseOptions(NewOptionsSchema, raw);
   const paths = resolvePaths({ ...options, root: options.root ?? '.' });
   const [dir, oracle] = await scaffoldFixture({ id, runner: options.runner, fixturesDir: paths.fixturesDir, oraclesDir: paths.oraclesDir });
   // The manifest's "$schema" points at the project's copy, so editors can check it.
