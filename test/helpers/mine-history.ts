@@ -123,7 +123,10 @@ export function mineHistory(): MineHistory {
     /* 15 */ {
       message: 'Fix title_case on repeated spaces',
       files: {
-        'textkit.py': module(f, big).replace('Small text helpers.', 'Text helpers.').replace('text.split(" ")', 'text.split()'),
+        'textkit.py': module((f = { ...f, title: f.title.replace('text.split(" ")', 'text.split()') }), big).replace(
+          'Small text helpers.',
+          'Text helpers.',
+        ),
         'tests/test_textkit.py': test('slug', 'wordsMore', 'words', 'padPasses', 'title', 'truncExact', 'truncShort', 'table', 'setup'),
       },
     },

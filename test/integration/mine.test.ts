@@ -1,0 +1,63 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { isolatedCache, makeGitRepo } from '../helpers/git-repos.js';
+import { mineHistory } from '../helpers/mine-history.js';
+
+// `redgreen mine` through the built CLI over a twenty-commit history holding five real fixes:
+// it keeps those five as valid fixtures and names why each other commit is not one.
+
+let base = '';
+let xdg = '';
+beforeAll(async () => {
+  base = await mkdtemp(path.join(os.tmpdir(), 'rg-mine-'));
+  xdg = await isolatedCache(base);
+});
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+interface Row {
+  commit: string;
+  subject: string;
+  id?: string;
+  kept: boolean;
+  reason: string;
+}
+
+test('mine keeps the five real fixes and explains the other fifteen commits', async () => {
+  const { history, fixes, reasons } = mineHistory();
+  const repo = path.join(base, 'textkit');
+  const shas = await makeGitRepo(repo, history);
+  const root = path.join(base, 'project');
+  const env = { XDG_CACHE_HOME: xdg, PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+  const r = await runCli(['mine', repo, '--root', root, '--max-lines', '100', '--json'], { env });
+  expect(r.code, r.stderr).toBe(0);
+  const out = JSON.parse(r.stdout) as { walked: number; commits: Row[] };
+  // First-parent history: the merge's side commit is not walked.
+  expect(out.walked).toBe(20);
+  const bySha = new Map(out.commits.map((c) => [c.commit, c]));
+  const kept = out.commits.filter((c) => c.kept).map((c) => c.commit);
+  expect(kept.sort()).toEqual(fixes.map((i) => shas[i]!).sort());
+  for (const [i, pattern] of Object.entries(reasons)) {
+    const row = bySha.get(shas[Number(i)]!);
+    expect(row, `commit ${i} (${history[Number(i)]!.message}) is listed`).toBeDefined();
+    expect(row!.kept).toBe(false);
+    expect(row!.reason, `commit ${i}: ${history[Number(i)]!.message}`).toMatch(pattern);
+  }
+  expect(out.commits).toHaveLength(20);
+  const ids = fixes.map((i) => `textkit-${shas[i]!.slice(0, 8)}`).sort();
+  expect((await readdir(path.join(root, 'fixtures'))).sort()).toEqual(ids);
+  // What mine kept, selfcheck proves again on its own.
+  const check = await runCli(['selfcheck', '--root', root, '--json'], { env });
+  expect(check.code, check.stderr).toBe(0);
+  const report = JSON.parse(check.stdout) as { fixtures: { fixtureId: string; verdict: string }[] };
+  expect(report.fixtures.map((f) => f.verdict)).toEqual(['valid', 'valid', 'valid', 'valid', 'valid']);
+  // A second mine over the same history finds them already made, and makes nothing twice.
+  const again = await runCli(['mine', repo, '--root', root, '--limit', '3'], { env });
+  expect(again.code, again.stderr).toBe(0);
+  expect(again.stdout).toContain('0 fixture(s) kept');
+  expect(again.stdout).toContain(`already a fixture: textkit-${shas[17]!.slice(0, 8)}`);
+});
