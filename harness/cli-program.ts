@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { BACKEND_CHOICES, parseOptions, PathOptionsSchema, SelfcheckOptionsSchema } from './commands/options.js';
 import { backendFlags, GC_BACKENDS, IMAGE_BACKENDS } from './sandbox/backends.js';
 import { harnessVersion, resolvePaths } from './config/paths.js';
@@ -152,6 +152,40 @@ function program(): Command {
     .action(async (ref: string, opts: Record<string, unknown>) => {
       const { mine, MineOptionsSchema } = await import('./commands/mine.js');
       process.exitCode = await mine(ref, parseOptions(MineOptionsSchema, opts));
+    });
+
+  pathOptions(
+    p
+      .command('import')
+      .description('read a dataset into fixtures by reference: SWE-bench instances (JSONL or JSON)')
+      .addArgument(new Argument('<format>', 'dataset format').choices(['swe-bench']))
+      .argument('<file>', 'the instances: one JSON object per line, or a JSON array'),
+  )
+    .option(
+      '--repos <dir>',
+      "local clones of the instances' repositories (<owner>__<name>, <owner>/<name> or <name>); default: clone from GitHub",
+    )
+    .option('--spec <file>', 'per-repository test command and setup (JSON keyed by repo, with per-version overrides); default: detected')
+    .action(async (format: string, file: string, opts: Record<string, unknown>) => {
+      const { importDataset, ImportOptionsSchema } = await import('./commands/import.js');
+      process.exitCode = await importDataset(format, file, parseOptions(ImportOptionsSchema, opts));
+    });
+
+  pathOptions(
+    p
+      .command('export')
+      .description('write fixtures as SWE-bench instances (JSONL) or as Harbor tasks')
+      .addArgument(new Argument('<format>', 'output format').choices(['swe-bench', 'harbor']))
+      .argument('[ids...]', 'fixture ids (default: all)'),
+  )
+    .option('--out <path>', 'swe-bench: the JSONL file (default: stdout); harbor: the folder the task folders go in')
+    .option(
+      '--repos <dir>',
+      'swe-bench: where folder fixtures become repositories (local__<id>), as instances need a repository and commit',
+    )
+    .action(async (format: string, ids: string[], opts: Record<string, unknown>) => {
+      const { exportFixtures, ExportOptionsSchema } = await import('./commands/export.js');
+      process.exitCode = await exportFixtures(format, ids, parseOptions(ExportOptionsSchema, opts));
     });
 
   p.command('schema')
