@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { resolvePaths } from '../config/paths.js';
 import { intFromCli } from '../config/values.js';
-import { describeError } from '../errors.js';
+import { describeError, RedgreenError } from '../errors.js';
 import { commitSubjects, firstParentHistory } from '../fixtures/commit-diff.js';
 import { planFromCommit } from '../fixtures/from-commit.js';
 import { openRepository } from '../fixtures/mirror.js';
@@ -80,7 +80,9 @@ export async function mine(ref: string, options: MineOptions): Promise<number> {
       subjects.set(id, { commit: sha, subject: c.commit.subject });
     } catch (e) {
       // One commit's problem is that commit's reason; the walk goes on.
-      rows.push({ commit: sha, subject: subjectOf.get(sha) ?? '', kept: false, reason: describeError(e).replace(/^[0-9a-f]{12} /, '') });
+      // The message alone: the hint is for one command, not for every commit of a walk.
+      const message = e instanceof RedgreenError ? e.message : describeError(e);
+      rows.push({ commit: sha, subject: subjectOf.get(sha) ?? '', kept: false, reason: message.replace(/^[0-9a-f]{12} /, '') });
     }
   }
   process.stderr.write(`mine ${ref}: ${shas.length} commit(s) walked, ${drafts.length} candidate(s) to check\n`);

@@ -115,7 +115,9 @@ async function place(
 }
 
 /** A selfcheck verdict in the words of the issue: not RED, not GREEN, flaky, setup failed. */
-export function explain(r: Pick<FixtureResult, 'verdict' | 'reason' | 'error'>): string {
+export function explain(result: Pick<FixtureResult, 'verdict' | 'reason' | 'error'>): string {
+  // Tools colour their errors (pip does even without a terminal): the reason is plain text.
+  const r = { ...result, reason: result.reason.replace(/\x1b\[[0-9;]*m/g, '').replace(/^setup: /, '') };
   if (r.error?.code === 'SETUP_FAILED' || /^setup/.test(r.reason)) return `setup failed: ${r.reason}`;
   switch (r.verdict) {
     case 'valid':

@@ -69,8 +69,13 @@ export async function makeGitRepo(dir: string, commits: readonly CommitSpec[]): 
 export async function isolatedCache(base: string): Promise<string> {
   const xdg = path.join(base, 'xdg-cache');
   await mkdir(path.join(xdg, 'redgreen'), { recursive: true });
-  const shared = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'redgreen', 'npm');
+  const shared = sharedNpmCache();
   await mkdir(shared, { recursive: true });
   await symlink(shared, path.join(xdg, 'redgreen', 'npm'));
   return xdg;
+}
+
+/** The npm download cache redgreen's sandboxes share on this machine. */
+export function sharedNpmCache(): string {
+  return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'redgreen', 'npm');
 }

@@ -1,11 +1,12 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { JS_REPOS, NATIVE_REPOS, PY_REPOS, type RunnerRepo } from '../helpers/fix-repos.js';
-import { isolatedCache, makeGitRepo } from '../helpers/git-repos.js';
+import { isolatedCache, makeGitRepo, sharedNpmCache } from '../helpers/git-repos.js';
 
 // `redgreen new <id> --from-commit <sha> --repo <path>` through the built CLI, for every runner
 // redgreen detects: a git repository in a temp folder with a history ending in a real-looking fix,
@@ -16,7 +17,20 @@ let xdg = '';
 beforeAll(async () => {
   base = await mkdtemp(path.join(os.tmpdir(), 'rg-from-commit-'));
   xdg = await isolatedCache(base);
-});
+  // The npm runners come from the registry once, into the download cache the fixtures' own setup
+  // (npm install, detected) reads, so each test installs from it.
+  const pins = JS_REPOS.flatMap((r) =>
+    Object.entries(JSON.parse(r.history[0]!.files['package.json']!).devDependencies ?? {}).map(([n, v]) => `${n}@${v}`),
+  );
+  const warm = path.join(base, 'warm');
+  await mkdir(warm);
+  await writeFile(path.join(warm, 'package.json'), '{ "private": true }\n');
+  await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...pins], {
+    cwd: warm,
+    env: { ...process.env, npm_config_cache: sharedNpmCache() },
+  });
+  await rm(warm, { recursive: true, force: true });
+}, 300_000);
 afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
