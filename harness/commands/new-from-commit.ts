@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { resolvePaths } from '../config/paths.js';
@@ -27,6 +27,14 @@ export type FromCommitOptions = z.infer<typeof FromCommitOptionsSchema>;
  */
 export async function newFromCommit(id: string, options: FromCommitOptions): Promise<number> {
   const paths = resolvePaths({ ...options, root: options.root ?? '.' });
+  // Refused before any work: the selfcheck would otherwise run only to find nowhere to put the fixture.
+  if ((await readdir(path.join(paths.fixturesDir, id)).catch(() => [])).length) {
+    throw new RedgreenError(
+      'USAGE',
+      `${path.relative(process.cwd(), path.join(paths.fixturesDir, id)) || id} already exists and is not empty`,
+      'pick another id',
+    );
+  }
   const repo = await openRepository(options.repo, { cacheDir: paths.cacheDir });
   const sha = await resolveCommit(repo, options.fromCommit);
   const issue = options.issueFile

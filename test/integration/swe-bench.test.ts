@@ -112,6 +112,35 @@ describe('SWE-bench instances', () => {
     // Without a spec, the runner is detected: pytest.ini.
     expect(r.stderr).toMatch(/✔ acme__textkit-12: pytest, `python3 -m pytest -q` \(detected: pytest.ini configures pytest/);
   });
+
+  test('a folder fixture exports as a repository of its own (the same sha twice) and imports back valid', async () => {
+    const a = path.join(base, 'folder-a');
+    expect((await runCli(['new', 'calc_bug', '--runner', 'pytest', '--root', a], { env })).code).toBe(0);
+    expect((await runCli(['selfcheck', '--root', a, '--write'], { env })).code).toBe(0);
+    const clones = path.join(base, 'clones');
+    const out = path.join(base, 'folder.jsonl');
+    const exported = await runCli(['export', 'swe-bench', '--root', a, '--out', out, '--repos', clones], { env });
+    expect(exported.code, exported.stderr).toBe(0);
+    const [inst] = await lines(out);
+    expect(inst).toMatchObject({
+      repo: 'local/calc_bug',
+      instance_id: 'calc_bug',
+      test_patch: '',
+      FAIL_TO_PASS: '["test_calc.py::test_add"]',
+    });
+    expect((await runCli(['export', 'swe-bench', '--root', a, '--out', out, '--repos', clones], { env })).code).toBe(0);
+    expect((await lines(out))[0]!.base_commit).toBe(inst!.base_commit);
+    const b = path.join(base, 'folder-b');
+    const imported = await runCli(['import', 'swe-bench', out, '--repos', clones, '--root', b], { env });
+    expect(imported.code, imported.stderr).toBe(0);
+    const check = await runCli(['selfcheck', '--root', b, '--json'], { env });
+    expect(check.code, check.stderr).toBe(0);
+    expect((JSON.parse(check.stdout) as { fixtures: { verdict: string }[] }).fixtures.map((f) => f.verdict)).toEqual(['valid']);
+    // Without --repos, a folder fixture cannot be an instance: said, not crashed.
+    const refused = await runCli(['export', 'swe-bench', '--root', a], { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/✘ calc_bug: calc_bug holds its files: give --repos <dir>/);
+  });
 });
 
 describe('Harbor tasks', () => {
