@@ -36,7 +36,11 @@ export async function exportFixtures(format: string, ids: string[], options: Exp
   for (const f of fixtures) {
     try {
       if (format === 'swe-bench')
-        lines.push(JSON.stringify(await instanceOf(f, options.repos ? { reposDir: path.resolve(options.repos) } : {})));
+        lines.push(
+          JSON.stringify(
+            await instanceOf(f, { cacheDir: paths.cacheDir, ...(options.repos ? { reposDir: path.resolve(options.repos) } : {}) }),
+          ),
+        );
       else
         process.stderr.write(
           `✔ ${f.id} → ${path.relative(process.cwd(), await writeHarborTask(f, path.resolve(options.out!), protectedGlobs(f)))}\n`,

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { isolatedCache, makeGitRepo } from '../helpers/git-repos.js';
+import { JS_REPOS } from '../helpers/fix-repos.js';
+import { isolatedCache, makeGitRepo, type CommitSpec } from '../helpers/git-repos.js';
 import { mineHistory } from '../helpers/mine-history.js';
 
 // `redgreen mine` through the built CLI over a twenty-commit history holding five real fixes:
@@ -62,4 +63,40 @@ test('mine keeps the five real fixes and explains the other fifteen commits', as
   expect(again.code, again.stderr).toBe(0);
   expect(again.stdout).toContain('0 fixture(s) kept');
   expect(again.stdout).toContain(`already a fixture: textkit-${shas[17]!.slice(0, 8)}`);
+});
+
+test('mine over a JavaScript history (node:test): the fixes are kept, ids and reasons as for Python', async () => {
+  const node = JS_REPOS.find((r) => r.runner === 'node-test')!;
+  const TEST = 'test/clamp.test.js';
+  const fixed = node.history.at(-1)!.files;
+  const tests = fixed[TEST]!;
+  const history: CommitSpec[] = [
+    ...node.history,
+    /* 3 */ { message: 'Test clamp at its bounds', files: { [TEST]: `${tests}\ntest('bounds', () => {});\n` } },
+    /* 4 */ {
+      message: 'Simplify clamp',
+      files: { 'src/clamp.js': fixed['src/clamp.js']!.replace('Math.min(hi, Math.max(lo, x))', 'Math.min(hi, x)') },
+    },
+    /* 5 */ {
+      message: "Fix clamp's lower bound",
+      files: {
+        'src/clamp.js': fixed['src/clamp.js']!,
+        [TEST]: `${tests}\ntest('bounds', () => {});\ntest('raises far below', () => { if (clamp(-100, 0, 10) !== 0) throw new Error('below'); });\n`,
+      },
+    },
+  ];
+  const repo = path.join(base, 'clamp-js');
+  const shas = await makeGitRepo(repo, history);
+  const root = path.join(base, 'project-js');
+  const r = await runCli(['mine', repo, '--root', root, '--prefix', 'clamp', '--json'], { env: { XDG_CACHE_HOME: xdg } });
+  expect(r.code, r.stderr).toBe(0);
+  const rows = (JSON.parse(r.stdout) as { commits: Row[] }).commits;
+  expect(rows.map((c) => [c.commit, c.kept, c.kept ? c.id : c.reason.split(/[(:]/)[0]!.trim()])).toEqual([
+    [shas[5], true, `clamp-${shas[5]!.slice(0, 8)}`],
+    [shas[4], false, 'changes no test file'],
+    [shas[3], false, 'changes only test files'],
+    [shas[2], true, `clamp-${shas[2]!.slice(0, 8)}`],
+    [shas[1], false, 'changes no test file'],
+    [shas[0], false, "is the repository's first commit"],
+  ]);
 });
