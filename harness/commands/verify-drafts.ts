@@ -1,4 +1,5 @@
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { oracleProvider } from '../agents/static.js';
@@ -9,6 +10,7 @@ import { writeFixture, type FixtureDraft } from '../fixtures/write-fixture.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { execute, printOutcomes, type ExecuteOutcome } from './execute.js';
 import type { RunOptions } from './options.js';
+import { writeSchema } from './validate.js';
 
 /** What became of one draft: kept (written into fixtures/ with its test lists) or why not. */
 export interface DraftVerdict {
@@ -112,6 +114,8 @@ async function place(
     force: false,
   });
   await cp(path.join(from.oraclesDir, `${id}.patch`), path.join(to.oraclesDir, `${id}.patch`));
+  // The manifest's "$schema" points at the project's copy, so editors can check it.
+  if (!existsSync(path.join(to.root, 'fixture.schema.json'))) await writeSchema(to.root);
 }
 
 /** A selfcheck verdict in the words of the issue: not RED, not GREEN, flaky, setup failed. */

@@ -97,6 +97,7 @@ test('a URL is mirrored once, fetched when a commit is missing, and named by a f
   const manifest = JSON.parse(await readFile(path.join(root, 'fixtures', 'clamp_ref', 'fixture.json'), 'utf8')) as Record<string, any>;
   expect(manifest.source).toEqual({ repo: url, commit: shas[1], testPatch: 'test.patch' });
   expect((await readdir(path.join(root, 'fixtures', 'clamp_ref'))).sort()).toEqual(['ISSUE.md', 'fixture.json', 'test.patch']);
+  expect(existsSync(path.join(root, 'fixture.schema.json'))).toBe(true);
   const mirrors = await readdir(path.join(env.XDG_CACHE_HOME!, 'redgreen', 'mirrors'));
   expect(mirrors.filter((m) => m.endsWith('.git'))).toHaveLength(1);
 
