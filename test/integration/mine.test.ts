@@ -65,7 +65,7 @@ test('mine keeps the five real fixes and explains the other fifteen commits', as
   expect(again.stdout).toContain(`already a fixture: textkit-${shas[17]!.slice(0, 8)}`);
 });
 
-test('mine over a JavaScript history (node:test): the fixes are kept, ids and reasons as for Python', async () => {
+test('mine over a JavaScript history (node:test) with --repeat 2: the fixes are kept, a flaky one is not, with reasons as for Python', async () => {
   const node = JS_REPOS.find((r) => r.runner === 'node-test')!;
   const TEST = 'test/clamp.test.js';
   const fixed = node.history.at(-1)!.files;
@@ -84,14 +84,23 @@ test('mine over a JavaScript history (node:test): the fixes are kept, ids and re
         [TEST]: `${tests}\ntest('bounds', () => {});\ntest('raises far below', () => { if (clamp(-100, 0, 10) !== 0) throw new Error('below'); });\n`,
       },
     },
+    /* 6 */ {
+      message: 'Fix clamp with swapped bounds',
+      files: {
+        'src/clamp.js': fixed['src/clamp.js']!.replace('{\n', '{\n  if (lo > hi) [lo, hi] = [hi, lo];\n'),
+        // A test that leaks state between runs: it fails every other time it runs in the same folder.
+        [TEST]: `${tests}\ntest('bounds', () => {});\ntest('raises far below', () => { if (clamp(-100, 0, 10) !== 0) throw new Error('below'); });\ntest('swapped bounds', () => { if (clamp(5, 10, 0) !== 5) throw new Error('swapped'); });\nimport { existsSync, readFileSync, writeFileSync } from 'node:fs';\ntest('counts its runs', () => { const n = existsSync('.runs') ? Number(readFileSync('.runs', 'utf8')) + 1 : 1; writeFileSync('.runs', String(n)); if (n % 2) throw new Error('odd run'); });\n`,
+      },
+    },
   ];
   const repo = path.join(base, 'clamp-js');
   const shas = await makeGitRepo(repo, history);
   const root = path.join(base, 'project-js');
-  const r = await runCli(['mine', repo, '--root', root, '--prefix', 'clamp', '--json'], { env: { XDG_CACHE_HOME: xdg } });
+  const r = await runCli(['mine', repo, '--root', root, '--prefix', 'clamp', '--repeat', '2', '--json'], { env: { XDG_CACHE_HOME: xdg } });
   expect(r.code, r.stderr).toBe(0);
   const rows = (JSON.parse(r.stdout) as { commits: Row[] }).commits;
   expect(rows.map((c) => [c.commit, c.kept, c.kept ? c.id : c.reason.split(/[(:]/)[0]!.trim()])).toEqual([
+    [shas[6], false, 'flaky'],
     [shas[5], true, `clamp-${shas[5]!.slice(0, 8)}`],
     [shas[4], false, 'changes no test file'],
     [shas[3], false, 'changes only test files'],
