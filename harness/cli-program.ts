@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { backendOptions, collect, optionsOf, pathOptions, runOptions } from './cli-options.js';
 import { GC_BACKENDS, IMAGE_BACKENDS } from './sandbox/backends.js';
 import { harnessVersion } from './config/paths.js';
@@ -100,11 +100,97 @@ export function program(): Command {
       process.exitCode = await doctor(await optionsOf(() => DoctorOptionsSchema, cmd));
     });
 
-  pathOptions(p.command('new').description('scaffold a fixture (a working example to edit) and its oracle').argument('<id>', 'fixture id'))
-    .addOption(new Option('--runner <runner>', 'test runner').choices([...RUNNERS]).default('pytest'))
+  backendOptions(
+    pathOptions(
+      p
+        .command('new')
+        .description('scaffold a fixture (a working example to edit) and its oracle, or make one from a fix commit (--from-commit)')
+        .argument('<id>', 'fixture id'),
+    ),
+  )
+    .addOption(new Option('--runner <runner>', 'test runner of the example (default: pytest)').choices([...RUNNERS]))
+    .option('--from-commit <sha>', 'a fix commit: the fixture is its parent plus its test changes, the oracle its other changes')
+    .option('--repo <path|url>', 'with --from-commit: the repository (a path, or a URL cloned into the mirror cache)')
+    .option(
+      '--tests <glob>',
+      "with --from-commit: test files are the ones matching (repeatable; default: the runner's conventions)",
+      collect,
+      [],
+    )
+    .option('--issue-file <file>', 'with --from-commit: ISSUE.md from this file (default: the commit message)')
+    .option('--by-reference', 'with --from-commit: fixture.json names the repository and commit instead of holding the files')
+    .option('--keep-invalid', 'with --from-commit: write the fixture even when it is not RED or not GREEN')
+    .option('--repeat <n>', 'with --from-commit: run each test phase n times; a test that changes status is flaky')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const { newFixture, NewOptionsSchema } = await import('./commands/new.js');
+      const typed = (key: string) => cmd.getOptionValueSource(key) === 'cli';
+      if (typed('fromCommit')) {
+        if (typed('runner'))
+          throw new RedgreenError('USAGE', '--runner and --from-commit: the runner is detected from the project', 'leave out --runner');
+        const { newFromCommit, fromCommitOptionsSchema } = await import('./commands/new-from-commit.js');
+        process.exitCode = await newFromCommit(id, await optionsOf(fromCommitOptionsSchema, cmd));
+        return;
+      }
+      // Said before the options are parsed, where they would only be "unknown".
+      for (const flag of ['repo', 'tests', 'issueFile', 'byReference', 'keepInvalid', 'repeat', 'backend'])
+        if (typed(flag))
+          throw new RedgreenError('USAGE', `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} goes with --from-commit`);
       process.exitCode = await newFixture(id, await optionsOf(() => NewOptionsSchema, cmd));
+    });
+
+  runOptions(
+    pathOptions(
+      p
+        .command('mine')
+        .description("turn a repository's history into fixtures: every first-parent commit that changes source and tests and validates")
+        .argument('<repo>', 'a repository: a path, or a URL cloned into the mirror cache'),
+    ),
+  )
+    .option('--since <date|sha>', 'only commits after this date (YYYY-MM-DD) or commit')
+    .option('--limit <n>', 'walk at most n commits, newest first (default: 200)')
+    .option('--paths <glob>', 'only commits touching these paths (repeatable)', collect, [])
+    .option('--tests <glob>', "test files are the ones matching (repeatable; default: the runner's conventions)", collect, [])
+    .option('--prefix <name>', 'fixture ids are <prefix>-<sha8> (default: the repository name)')
+    .option('--by-reference', 'fixture.json names the repository and commit instead of holding the files')
+    .option('--max-files <n>', 'a fix changing more source files is too large (default: 20)')
+    .option('--max-lines <n>', 'a fix changing more lines is too large (default: 1000)')
+    .action(async (ref: string, _opts: unknown, cmd: Command) => {
+      const { mine, mineOptionsSchema } = await import('./commands/mine.js');
+      process.exitCode = await mine(ref, await optionsOf(mineOptionsSchema, cmd));
+    });
+
+  pathOptions(
+    p
+      .command('import')
+      .description('read a dataset into fixtures by reference: SWE-bench instances (JSONL or JSON)')
+      .addArgument(new Argument('<format>', 'dataset format').choices(['swe-bench']))
+      .argument('<file>', 'the instances: one JSON object per line, or a JSON array'),
+  )
+    .option(
+      '--repos <dir>',
+      "local clones of the instances' repositories (<owner>__<name>, <owner>/<name> or <name>); default: clone from GitHub",
+    )
+    .option('--spec <file>', 'per-repository test command and setup (JSON keyed by repo, with per-version overrides); default: detected')
+    .action(async (format: string, file: string, _opts: unknown, cmd: Command) => {
+      const { importDataset, ImportOptionsSchema } = await import('./commands/import.js');
+      process.exitCode = await importDataset(format, file, await optionsOf(() => ImportOptionsSchema, cmd));
+    });
+
+  pathOptions(
+    p
+      .command('export')
+      .description('write fixtures as SWE-bench instances (JSONL) or as Harbor tasks')
+      .addArgument(new Argument('<format>', 'output format').choices(['swe-bench', 'harbor']))
+      .argument('[ids...]', 'fixture ids (default: all)'),
+  )
+    .option('--out <path>', 'swe-bench: the JSONL file (default: stdout); harbor: the folder the task folders go in')
+    .option(
+      '--repos <dir>',
+      'swe-bench: where folder fixtures become repositories (local__<id>), as instances need a repository and commit',
+    )
+    .action(async (format: string, ids: string[], _opts: unknown, cmd: Command) => {
+      const { exportFixtures, ExportOptionsSchema } = await import('./commands/export.js');
+      process.exitCode = await exportFixtures(format, ids, await optionsOf(() => ExportOptionsSchema, cmd));
     });
 
   p.command('schema')

@@ -29,6 +29,16 @@ export type ErrorCode =
   | 'REPORT_NOT_FOUND'
   | 'REPORT_INVALID'
   | 'INTERRUPTED'
+  /** A repository that cannot be read: not a git repository, or a URL that cannot be cloned. */
+  | 'REPO_NOT_FOUND'
+  /** A commit the repository does not have (after fetching, for a mirror). */
+  | 'COMMIT_NOT_FOUND'
+  /** A commit that cannot make a fixture: a merge, a root commit, no test change, no source change. */
+  | 'COMMIT_UNSUITABLE'
+  /** A fixture's test patch does not apply to its commit. */
+  | 'TEST_PATCH_DOES_NOT_APPLY'
+  /** A dataset instance (SWE-bench) or a spec file that is missing fields or has wrong ones. */
+  | 'INSTANCE_INVALID'
   | 'INTERNAL';
 
 const CONFIG_CODES: ReadonlySet<ErrorCode> = new Set([
@@ -42,6 +52,11 @@ const CONFIG_CODES: ReadonlySet<ErrorCode> = new Set([
   'TRANSCRIPT_SCHEMA',
   'REPORT_NOT_FOUND',
   'REPORT_INVALID',
+  'REPO_NOT_FOUND',
+  'COMMIT_NOT_FOUND',
+  'COMMIT_UNSUITABLE',
+  'TEST_PATCH_DOES_NOT_APPLY',
+  'INSTANCE_INVALID',
 ]);
 
 export class RedgreenError extends Error {

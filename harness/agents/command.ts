@@ -3,7 +3,6 @@ import { RedgreenError, tailOf } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { runCommand, type FixtureContext } from '../pipeline/context.js';
 import { runSetup } from '../pipeline/setup.js';
-import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
 import type { PatchInput } from '../pipeline/patch-phase.js';
 import type { PatchProvider, ProviderContext } from '../pipeline/provider.js';
 import { DEFAULT_EXCLUDES } from '../sandbox/core/tree.js';
@@ -41,7 +40,7 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
       const sandbox = await pc.backend.create({ runId: pc.runId, fixtureId: `${fixture.id}-agent` });
       try {
         const ctx: FixtureContext = { fixture, sandbox, signal: pc.signal, emit: pc.emit, setupCache: pc.setupCache };
-        await sandbox.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
+        await sandbox.uploadDir(fixture.treeDir, { skip: fixture.treeSkip });
         const issueFile = `${sandbox.scratchDir}/ISSUE.md`;
         await sandbox.writeFiles([{ path: issueFile, content: await readFile(fixture.issuePath).catch(() => Buffer.from('')) }]);
         const exclude = DEFAULT_EXCLUDES.filter((e) => e !== '.git').join('\n');

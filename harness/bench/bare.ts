@@ -21,7 +21,7 @@ export async function bareWork(f: Fixture): Promise<Record<string, number>> {
   const t: Record<string, number> = {};
   try {
     t.copy = await timeIt(() =>
-      cp(f.dir, dir, { recursive: true, filter: (src) => !/(^|\/)(fixture\.json|ISSUE\.md|node_modules)$/.test(src) }),
+      cp(f.treeDir, dir, { recursive: true, filter: (src) => !/(^|\/)(fixture\.json|ISSUE\.md|node_modules)$/.test(src) }),
     );
     t.setup = await timeIt(async () => {
       for (const c of f.manifest.setup?.commands ?? []) await sh(c, f.manifest.setup!.timeoutSec * 1000);

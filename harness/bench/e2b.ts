@@ -9,7 +9,6 @@ import { oracleProvider } from '../agents/static.js';
 import { PACKAGE_ROOT } from '../config/paths.js';
 import { discoverFixtures, type Fixture } from '../fixtures/load.js';
 import { diffTrees } from '../fixtures/scaffold.js';
-import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import { E2BBackend, type E2BBackendOptions } from '../sandbox/e2b/backend.js';
 import { listLabelled, runLabels } from '../sandbox/e2b/gc.js';
@@ -79,7 +78,7 @@ async function micro(options: E2BBackendOptions, fixture: Fixture, doublePid: nu
   const conn = backend.connection;
   const lifecycle = async () => {
     const sb = await backend.create({ runId: 'bench-micro', fixtureId: fixture.id });
-    await sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
+    await sb.uploadDir(fixture.treeDir, { skip: fixture.treeSkip });
     await sb.exec(['true']);
     await sb.destroy();
   };

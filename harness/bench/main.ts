@@ -6,7 +6,6 @@ import { resolvePaths } from '../config/paths.js';
 import { discoverFixtures, type Fixture } from '../fixtures/load.js';
 import { fingerprintFixture } from '../fixtures/fingerprint.js';
 import { runFixture } from '../pipeline/fixture-run.js';
-import { FIXTURE_META_FILES } from '../pipeline/patch-phase.js';
 import { BwrapBackend } from '../sandbox/bwrap/backend.js';
 import { DockerBackend } from '../sandbox/docker/backend.js';
 import { LocalBackend } from '../sandbox/host/local.js';
@@ -31,7 +30,7 @@ async function sandboxMicro(backend: SandboxBackend, fixture: Fixture): Promise<
   for (let i = 0; i < MICRO; i++) {
     let sb: Awaited<ReturnType<SandboxBackend['create']>> | undefined;
     t.create.push(await timeIt(async () => (sb = await backend.create({ runId: 'bench', fixtureId: fixture.id }))));
-    t.upload.push(await timeIt(() => sb!.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES })));
+    t.upload.push(await timeIt(() => sb!.uploadDir(fixture.treeDir, { skip: fixture.treeSkip })));
     t.exec.push(await timeIt(() => sb!.exec(['true'])));
     t.destroy.push(await timeIt(() => sb!.destroy()));
   }

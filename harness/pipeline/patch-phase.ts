@@ -56,7 +56,7 @@ export async function inspectPatch(
     return { summary: { ...base, sha256: hash, status: 'none', reason: 'empty patch' }, parsed: null, text: input.text };
   try {
     const parsed = parsePatch(input.text);
-    await guardPatch(parsed, fixture.dir);
+    await guardPatch(parsed, fixture.treeDir);
     const audit = auditPatch(input.text, parsed, protectedMatcher(protectedGlobs(fixture)));
     const summary: PatchSummary = {
       ...base,
@@ -102,7 +102,7 @@ export function patchEvent(summary: PatchSummary, text: string | null): FixtureE
  */
 export function preparePatch(patch: InspectedPatch, fixture: Fixture, options: { fuzzy?: boolean } = {}): Promise<ApplyOutcome> | null {
   if (!patch.parsed || patch.text === null) return null;
-  return applyToFixture(fixture.dir, FIXTURE_META_FILES, patch.text, patch.parsed, options);
+  return applyToFixture(fixture.treeDir, fixture.treeSkip, patch.text, patch.parsed, options);
 }
 
 /** Writes a prepared patch's files into the sandbox (protected ones excepted) and records them. */

@@ -113,7 +113,7 @@ export class SetupCache {
     const backends = SetupCache.sharedWith(fixture, backend);
     h.update(JSON.stringify({ backends, image: fixture.manifest.image ?? null, setup: fixture.manifest.setup, env: fixture.manifest.env }));
     for (const name of LOCKFILES) {
-      const content = await readFile(path.join(fixture.dir, name)).catch(() => null);
+      const content = await readFile(path.join(fixture.treeDir, name)).catch(() => null);
       if (content) h.update(`\0${name}\0`).update(content);
     }
     return `${fixture.id}-${h.digest('hex').slice(0, 24)}`;
@@ -135,7 +135,7 @@ export class SetupCache {
         m && m.key === key && !m.unstable && m.backends.includes(sb.backend) && (m.workdir === null || m.workdir === sb.workdir);
       if (!usable(await readEntryMeta(this.file(name)))) continue;
       const entry = await readEntry(this.file(name));
-      if (!entry || !usable(entry.meta) || !(await guardHolds(fixture.dir, entry.meta.guard))) continue;
+      if (!entry || !usable(entry.meta) || !(await guardHolds(fixture.treeDir, entry.meta.guard))) continue;
       await touch(this.file(name)).catch(() => undefined);
       return { name, file: this.file(name), entry };
     }
@@ -161,7 +161,7 @@ export class SetupCache {
       createdAt: new Date().toISOString(),
       roots: input.roots,
       removed: input.removed,
-      guard: await guardOf(fixture.dir, [...input.roots, ...input.removed]),
+      guard: await guardOf(fixture.treeDir, [...input.roots, ...input.removed]),
     };
     await mkdir(this.dir, { recursive: true });
     const boundFile = this.file(SetupCache.boundName(key, sb.backend));

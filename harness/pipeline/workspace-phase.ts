@@ -1,7 +1,6 @@
 import { RedgreenError } from '../errors.js';
 import type { UploadStats } from '../sandbox/core/types.js';
 import type { FixtureContext } from './context.js';
-import { FIXTURE_META_FILES } from './patch-phase.js';
 import type { PhaseTimer } from './phase-timer.js';
 import { runSetup } from './setup.js';
 import { layerPlan, saveLayer, startFromLayer } from './workspace-layer-phase.js';
@@ -33,7 +32,7 @@ export async function prepareWorkspace(
       emit({ type: 'upload', files: 0, bytes: started.meta.bytes, layer: plan!.key });
       return started;
     }
-    uploaded = await sb.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
+    uploaded = await sb.uploadDir(fixture.treeDir, { skip: fixture.treeSkip });
     emit({ type: 'upload', ...uploaded });
     return null;
   });

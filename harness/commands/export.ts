@@ -1,0 +1,61 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { resolvePaths } from '../config/paths.js';
+import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
+import { writeHarborTask } from '../fixtures/harbor-export.js';
+import { discoverFixtures } from '../fixtures/load.js';
+import { instanceOf } from '../fixtures/swebench-export.js';
+import { protectedGlobs } from '../pipeline/patch-phase.js';
+import { PathOptionsSchema } from './options.js';
+
+export const ExportOptionsSchema = PathOptionsSchema.extend({
+  out: z.string().min(1).optional(),
+  repos: z.string().min(1).optional(),
+});
+export type ExportOptions = z.infer<typeof ExportOptionsSchema>;
+
+/**
+ * `redgreen export swe-bench [ids…] [--out file.jsonl] [--repos dir]`: one instance per line
+ * (stdout without --out); `redgreen export harbor [ids…] --out dir`: one task folder each. A
+ * fixture that cannot be exported is reported and the others go on (exit 2 then).
+ */
+export async function exportFixtures(format: string, ids: string[], options: ExportOptions): Promise<number> {
+  if (format !== 'swe-bench' && format !== 'harbor')
+    throw new RedgreenError('USAGE', `unknown format "${format}"`, 'export swe-bench or harbor');
+  if (format === 'harbor' && !options.out) throw new RedgreenError('USAGE', 'export harbor needs --out <dir>: the folder the tasks go in');
+  const paths = resolvePaths(options);
+  const { fixtures, broken } = await discoverFixtures(paths, ids);
+  let problems = 0;
+  const problem = (id: string, message: string) => {
+    problems++;
+    process.stderr.write(`✘ ${id}: ${message.replace(/\n/g, '\n    ')}\n`);
+  };
+  for (const b of broken) problem(b.id, b.error.message);
+  const lines: string[] = [];
+  for (const f of fixtures) {
+    try {
+      if (format === 'swe-bench')
+        lines.push(
+          JSON.stringify(
+            await instanceOf(f, { cacheDir: paths.cacheDir, ...(options.repos ? { reposDir: path.resolve(options.repos) } : {}) }),
+          ),
+        );
+      else
+        process.stderr.write(
+          `✔ ${f.id} → ${path.relative(process.cwd(), await writeHarborTask(f, path.resolve(options.out!), protectedGlobs(f)))}\n`,
+        );
+    } catch (e) {
+      if (!isRedgreenError(e)) throw e;
+      problem(f.id, describeError(e));
+    }
+  }
+  if (format === 'swe-bench') {
+    const text = lines.length ? `${lines.join('\n')}\n` : '';
+    if (options.out && options.out !== '-') {
+      await writeFile(options.out, text);
+      process.stderr.write(`${lines.length} instance(s) written to ${options.out}\n`);
+    } else process.stdout.write(text);
+  }
+  return problems ? 2 : 0;
+}

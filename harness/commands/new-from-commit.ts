@@ -1,0 +1,96 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { resolvePaths } from '../config/paths.js';
+import { RedgreenError } from '../errors.js';
+import { planFromCommit, type CommitCandidate } from '../fixtures/from-commit.js';
+import { isUrl, openRepository, resolveCommit, type Repository } from '../fixtures/mirror.js';
+import type { FixtureDraft } from '../fixtures/write-fixture.js';
+import { RunBaseSchema, runOptionsSchema } from './options.js';
+import { verifyDrafts } from './verify-drafts.js';
+
+const FromCommitShape = {
+  fromCommit: z.string().min(1),
+  repo: z.string().min(1, 'give the repository: --repo <path|url>'),
+  tests: z.array(z.string().min(1)).default([]),
+  issueFile: z.string().min(1).optional(),
+  byReference: z.boolean().default(false),
+  keepInvalid: z.boolean().default(false),
+};
+export const fromCommitOptionsSchema = () => runOptionsSchema().extend(FromCommitShape);
+export type FromCommitOptions = z.infer<ReturnType<typeof RunBaseSchema.extend<typeof FromCommitShape>>>;
+
+/**
+ * `redgreen new <id> --from-commit <sha> --repo <path|url>`: the parent's tree plus the fix's test
+ * changes is the fixture, the fix's other changes its oracle, the commit message its ISSUE.md.
+ * What was detected is printed with why; the fixture is selfchecked before it is written, and one
+ * that is not RED or not GREEN is reported and left out (unless --keep-invalid).
+ */
+export async function newFromCommit(id: string, options: FromCommitOptions): Promise<number> {
+  const paths = resolvePaths({ ...options, root: options.root ?? '.' });
+  // Refused before any work: the selfcheck would otherwise run only to find nowhere to put the fixture.
+  if ((await readdir(path.join(paths.fixturesDir, id)).catch(() => [])).length) {
+    throw new RedgreenError(
+      'USAGE',
+      `${path.relative(process.cwd(), path.join(paths.fixturesDir, id)) || id} already exists and is not empty`,
+      'pick another id',
+    );
+  }
+  const repo = await openRepository(options.repo, { cacheDir: paths.cacheDir });
+  const sha = await resolveCommit(repo, options.fromCommit);
+  const issue = options.issueFile
+    ? await readFile(options.issueFile, 'utf8').catch(() => {
+        throw new RedgreenError('USAGE', `--issue-file: cannot read ${options.issueFile}`);
+      })
+    : undefined;
+  const candidate = await planFromCommit(repo, sha, {
+    id,
+    cacheDir: paths.cacheDir,
+    tests: options.tests,
+    ...(issue !== undefined ? { issue } : {}),
+  });
+  process.stderr.write(describeCandidate(candidate, repo));
+  const { verdicts } = await verifyDrafts([draftOf(candidate, repo, options.byReference)], paths, options);
+  const v = verdicts[0]!;
+  const rel = (p: string) => path.relative(process.cwd(), p) || p;
+  const where = `${rel(path.join(paths.fixturesDir, id))}/ and ${rel(path.join(paths.oraclesDir, `${id}.patch`))}`;
+  if (v.verdict === 'valid') {
+    process.stderr.write(`created ${where}: ${v.verdict} (${v.failToPass.length} failToPass, ${v.passToPass.length} passToPass)\n`);
+    return 0;
+  }
+  process.stderr.write(
+    v.kept
+      ? `written anyway (--keep-invalid): ${where} is ${v.verdict}: ${v.reason}\n`
+      : `not written: ${id} is ${v.verdict}: ${v.reason}\n  hint: --tests <glob> if test files were misjudged, --keep-invalid to write it and fix it by hand\n`,
+  );
+  return 1;
+}
+
+/** The draft to write: a copy of the parent's tree, or a reference to the parent commit. */
+export function draftOf(c: CommitCandidate, repo: Repository, byReference: boolean): FixtureDraft {
+  const tree: FixtureDraft['tree'] = byReference
+    ? { mode: 'reference', repo: isUrl(repo.ref) ? repo.ref : path.resolve(repo.ref), commit: c.commit.parent, testPatch: c.testPatch }
+    : { mode: 'copy', from: c.parentTree, testPatch: c.testPatch };
+  return { manifest: c.manifest, issue: c.issue, oracle: c.oracle, tree };
+}
+
+/** What was read from the commit and detected in the project, and why. */
+export function describeCandidate(c: CommitCandidate, repo: Repository): string {
+  const d = c.detection;
+  const lines = [
+    `${c.id}: ${repo.ref} ${c.commit.sha.slice(0, 12)} "${c.commit.subject}" (parent ${c.commit.parent.slice(0, 12)})`,
+    `  runner: ${d.runner} (${d.language}), test command: ${d.command}`,
+    ...d.reasons.map((r) => `    because ${r}`),
+    `  setup: ${d.setup.commands.join(' && ') || '(none)'}${d.setup.network ? ' (with network)' : ''}`,
+    ...(Object.keys(d.env).length
+      ? [
+          `  env: ${Object.entries(d.env)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`,
+        ]
+      : []),
+    `  tests (the test patch): ${c.testFiles.join(', ')}`,
+    `  source (the oracle): ${c.sourceFiles.join(', ')}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}

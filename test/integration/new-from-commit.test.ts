@@ -1,0 +1,83 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { JS_REPOS, NATIVE_REPOS, PY_REPOS, type RunnerRepo } from '../helpers/fix-repos.js';
+import { isolatedCache, makeGitRepo, sharedNpmCache } from '../helpers/git-repos.js';
+
+// `redgreen new <id> --from-commit <sha> --repo <path>` through the built CLI, for every runner
+// redgreen detects: a git repository in a temp folder with a history ending in a real-looking fix,
+// one command, and the fixture selfcheck calls valid, with the test lists it must record.
+
+let base = '';
+let xdg = '';
+beforeAll(async () => {
+  base = await mkdtemp(path.join(os.tmpdir(), 'rg-from-commit-'));
+  xdg = await isolatedCache(base);
+  // The npm runners come from the registry once, into the download cache the fixtures' own setup
+  // (npm install, detected) reads, so each test installs from it.
+  const pins = JS_REPOS.flatMap((r) =>
+    Object.entries(JSON.parse(r.history[0]!.files['package.json']!).devDependencies ?? {}).map(([n, v]) => `${n}@${v}`),
+  );
+  const warm = path.join(base, 'warm');
+  await mkdir(warm);
+  await writeFile(path.join(warm, 'package.json'), '{ "private": true }\n');
+  await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...pins], {
+    cwd: warm,
+    env: { ...process.env, npm_config_cache: sharedNpmCache() },
+  });
+  await rm(warm, { recursive: true, force: true });
+}, 300_000);
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+const has = (tool: string) => spawnSync(tool, [tool === 'go' ? 'version' : '--version'], { stdio: 'ignore' }).status === 0;
+const sorted = (ids: string[]) => [...ids].sort();
+
+async function fromCommit(r: RunnerRepo) {
+  const repo = path.join(base, 'repos', r.runner);
+  const shas = await makeGitRepo(repo, r.history);
+  const root = path.join(base, `project-${r.runner}`);
+  const id = `clamp_${r.runner.replace('-', '_')}`;
+  const env = { XDG_CACHE_HOME: xdg };
+  const made = await runCli(['new', id, '--from-commit', shas.at(-1)!, '--repo', repo, '--root', root], { env });
+  expect(made.stderr, made.stdout).toContain(`runner: ${r.runner}`);
+  expect(made.code, `${made.stdout}\n${made.stderr}`).toBe(0);
+  expect(made.stderr).toMatch(/because /);
+  expect(made.stderr).toMatch(
+    new RegExp(`created \\S*fixtures/${id}/ and \\S*oracles/${id}\\.patch: valid \\(1 failToPass, 2 passToPass\\)`),
+  );
+  const manifest = JSON.parse(await readFile(path.join(root, 'fixtures', id, 'fixture.json'), 'utf8')) as Record<string, any>;
+  expect(manifest.runner).toBe(r.runner);
+  expect({ failToPass: sorted(manifest.tests.failToPass), passToPass: sorted(manifest.tests.passToPass) }).toEqual({
+    failToPass: sorted(r.failToPass),
+    passToPass: sorted(r.passToPass),
+  });
+  expect(manifest.origin).toMatchObject({ kind: 'commit', commit: shas.at(-1), parent: shas.at(-2) });
+  expect(await readFile(path.join(root, 'fixtures', id, 'ISSUE.md'), 'utf8')).toMatch(
+    /^# Fix clamp\(\) ignoring the upper bound\n\nclamp\(15, 0, 10\) returned 15/,
+  );
+  const oracle = await readFile(path.join(root, 'oracles', `${id}.patch`), 'utf8');
+  expect([...oracle.matchAll(/^diff --git a\/(\S+)/gm)].map((m) => m[1])).toHaveLength(1);
+  // The fixture stands on its own: a plain selfcheck in the project says valid.
+  const check = await runCli(['selfcheck', '--root', root, '--json'], { env });
+  expect(check.code, check.stderr).toBe(0);
+  const report = JSON.parse(check.stdout) as { fixtures: { fixtureId: string; verdict: string }[] };
+  expect(report.fixtures.map((f) => [f.fixtureId, f.verdict])).toEqual([[id, 'valid']]);
+}
+
+describe('new --from-commit: JavaScript runners', () => {
+  for (const r of JS_REPOS) test(r.runner, () => fromCommit(r));
+});
+
+describe('new --from-commit: Python runners', () => {
+  for (const r of PY_REPOS) test(r.runner, () => fromCommit(r));
+});
+
+describe('new --from-commit: go and cargo', () => {
+  for (const r of NATIVE_REPOS) test.skipIf(!has(r.runner))(r.runner, () => fromCommit(r));
+});
