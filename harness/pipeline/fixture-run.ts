@@ -43,8 +43,10 @@ export interface FixtureRunOptions {
 type Graded = Pick<FixtureResult, 'verdict' | 'reason'> & Partial<Pick<FixtureResult, 'failToPass' | 'passToPass' | 'flakyDependence'>>;
 
 /**
- * One fixture's life: [agent] → create → upload → setup → RED → patch → GREEN → score, with the
- * sandbox destroyed in `finally` whatever happens. Throws only when interrupted.
+ * One fixture's life: [agent] → create → workspace (a prepared layer, or upload and setup) → RED →
+ * patch → GREEN → score, with the sandbox destroyed in `finally` whatever happens. With several
+ * models (`baselines`), RED comes first from a sandbox of its own, shared by all of them. Throws
+ * only when interrupted.
  */
 export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   const { fixture, emit, mode } = o;
