@@ -8,7 +8,9 @@ import { CommandExitError, NotFoundError, type Sandbox as SdkSandbox } from 'e2b
 import { RedgreenError } from '../../errors.js';
 import { sandboxFailure } from './errors.js';
 import { remoteExec } from './exec.js';
-import { helperCommand, HELPER_NO_SUCH_FILE, HELPER_UNSAFE_PATH } from './script.js';
+import { Owed, type Taken } from './owed.js';
+import { argBytes, preludeCommand, preludeError, PreludeReader, type Step } from './prelude.js';
+import { helperCommand, HELPER_NO_SUCH_FILE, HELPER_UNSAFE_PATH, ROOT_IN_HOME } from './script.js';
 import { packFiles, packTreeBuffer } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
@@ -17,6 +19,8 @@ import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, Uplo
 const HELPER_TIMEOUT_MS = 60_000;
 /** Archives up to this size go inline, base64 in the command (well under Linux's 128 KiB per argument). */
 export const INLINE_ARCHIVE_BYTES = 64 * 1024;
+/** Bytes of arguments a call's prelude may add to its own before it is sent ahead on its own (see owed.ts). */
+const CALL_BYTES = 112 * 1024;
 
 export interface E2BSandboxContext {
   user: string | undefined;
@@ -28,12 +32,21 @@ export interface E2BSandboxContext {
   /** Kills the sandbox through the API, retrying; never throws. */
   kill(sdk: SdkSandbox): Promise<void>;
   onDestroyed(sb: E2BSandbox): void;
+  /** The sandbox's home is not where its root was assumed to be (see creator.ts): stop assuming it. */
+  onRootMismatch(): void;
 }
 
 interface HelperResult {
   exitCode: number;
   stdout: string;
   stderr: string;
+}
+
+/** One helper call's command line; `finish` settles its prelude, throwing what a failed one stands for. */
+interface Call {
+  line: string;
+  reader: PreludeReader | null;
+  finish(): void;
 }
 
 /**
@@ -52,13 +65,17 @@ export class E2BSandbox implements Sandbox {
   private readonly streams = new Map<AbortController, Promise<unknown>>();
   private readonly keepAlive: NodeJS.Timeout;
   private readonly env: Record<string, string>;
+  private readonly owed: Owed;
 
+  /** `installed`: the helper is in place (the creator installed it); else the first call installs it. */
   constructor(
     readonly sdk: SdkSandbox,
     private readonly root: string,
     private readonly ctx: E2BSandboxContext,
+    installed: boolean,
   ) {
     this.id = sdk.sandboxId;
+    this.owed = new Owed(!installed);
     this.workdir = `${root}/workspace`;
     this.scratchDir = `${root}/scratch`;
     this.env = { ...ctx.env, REDGREEN_WORKSPACE: this.workdir, REDGREEN_SCRATCH: this.scratchDir };
@@ -89,17 +106,80 @@ export class E2BSandbox implements Sandbox {
     throw new RedgreenError('SANDBOX_PATH_UNSAFE', `path ${JSON.stringify(p)} is outside the sandbox workspace`);
   }
 
-  private async helper(args: readonly string[]): Promise<HelperResult> {
+  /**
+   * The command line of a helper call, with what the sandbox owes it in front (owed.ts). A kill
+   * never waits: it stops the very call that may be carrying the deferred steps.
+   */
+  private async prepare(args: readonly string[], own: readonly Step[] = [], kill = false): Promise<Call> {
+    if (!kill) {
+      await this.owed.idle();
+      this.assertUsable();
+      // Deferred steps and this call's arguments would not fit in one command line: send them ahead.
+      if (this.owed.pendingBytes && this.owed.pendingBytes + argBytes([...args, ...own.flatMap((s) => s.args)]) > CALL_BYTES)
+        await this.helper(['check']);
+    }
+    const taken = this.owed.take(own, kill);
+    if (!taken) return { line: helperCommand(this.root, args), reader: null, finish: () => undefined };
+    const nonce = randomUUID();
+    const reader = new PreludeReader(nonce, () => void this.owed.settle(taken, reader.outcome));
+    return { line: preludeCommand(this.root, taken.prelude, args, nonce), reader, finish: () => this.finish(taken, reader) };
+  }
+
+  private finish(taken: Taken, reader: PreludeReader): void {
+    const outcome = reader.outcome;
+    if (this.owed.settle(taken, outcome))
+      this.lost ??= new Error(
+        'a command carrying deferred uploads was stopped before they were done: the workspace is in an unknown state',
+      );
+    if (!outcome || outcome.ok) return;
+    const error = preludeError(outcome, taken.prelude.steps, this.id);
+    if (outcome.step === 'home') {
+      this.lost ??= error;
+      this.ctx.onRootMismatch();
+    }
+    throw error;
+  }
+
+  private async helper(args: readonly string[], own: readonly Step[] = [], kill = false): Promise<HelperResult> {
+    const call = await this.prepare(args, own, kill);
+    let r: HelperResult;
     try {
-      return await this.sdk.commands.run(helperCommand(this.root, args), {
+      r = await this.sdk.commands.run(call.line, {
         ...(this.ctx.user ? { user: this.ctx.user } : {}),
         timeoutMs: HELPER_TIMEOUT_MS,
         requestTimeoutMs: this.ctx.requestTimeoutMs,
       });
     } catch (e) {
-      if (e instanceof CommandExitError) return { exitCode: e.exitCode, stdout: e.stdout, stderr: e.stderr };
-      throw sandboxFailure(`${args[0]} in sandbox ${this.id}`, e);
+      if (!(e instanceof CommandExitError)) {
+        call.finish();
+        throw sandboxFailure(`${args[0]} in sandbox ${this.id}`, e);
+      }
+      r = { exitCode: e.exitCode, stdout: e.stdout, stderr: e.stderr };
     }
+    if (call.reader) r = { ...r, stdout: call.reader.feed(r.stdout) + call.reader.end() };
+    call.finish();
+    return r;
+  }
+
+  /** A step that changes files: while the sandbox is fresh it waits for the next call, else it runs now. */
+  private async step(step: Step): Promise<void> {
+    if (this.owed.defer(step)) return;
+    this.expectOk(await this.helper(step.args), step.what);
+  }
+
+  /** Streams a body to a new file beside the folders; returns its path. Named from home: the root may not be checked yet. */
+  private async upload(body: Blob | ReadableStream, suffix = ''): Promise<string> {
+    const name = `.upload-${randomUUID()}${suffix}`;
+    try {
+      await this.sdk.files.write(`${ROOT_IN_HOME}/${name}`, body, {
+        ...(this.ctx.user ? { user: this.ctx.user } : {}),
+        useOctetStream: true,
+        requestTimeoutMs: this.ctx.requestTimeoutMs,
+      });
+    } catch (e) {
+      throw sandboxFailure(`uploading to sandbox ${this.id}`, e);
+    }
+    return `${this.root}/${name}`;
   }
 
   private expectOk(r: HelperResult, what: string): void {
@@ -114,17 +194,19 @@ export class E2BSandbox implements Sandbox {
     const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : [...command];
     if (!argv.length) throw new RedgreenError('USAGE', 'exec needs a command');
     let cwd = this.workdir;
+    const own: Step[] = [];
     if (options.cwd) {
       const rel = this.rel(options.cwd, true);
-      this.expectOk(await this.helper(['check', rel]), 'checking the working directory');
+      own.push({ args: ['check', rel], what: 'checking the working directory' });
       cwd = `${this.root}/${rel}`;
     }
+    const call = await this.prepare(['run', cwd, ...argv], own);
     const deps = {
       sdk: this.sdk,
       user: this.ctx.user,
       requestTimeoutMs: this.ctx.requestTimeoutMs,
       killMarked: (marker: string) =>
-        this.helper(['kill', marker]).then(
+        this.helper(['kill', marker], [], true).then(
           (r) => r.exitCode === 0,
           () => false,
         ),
@@ -137,31 +219,27 @@ export class E2BSandbox implements Sandbox {
         void done.finally(() => this.streams.delete(c));
       },
     };
-    return remoteExec(deps, helperCommand(this.root, ['run', cwd, ...argv]), { ...this.env, ...options.env }, options);
+    let result: ExecResult;
+    try {
+      result = await remoteExec(deps, call.line, { ...this.env, ...options.env }, options, call.reader ?? undefined);
+    } catch (e) {
+      call.finish();
+      throw e;
+    }
+    call.finish();
+    return result;
   }
 
   /**
-   * Unpacks one archive inside the sandbox, so an upload costs one or two requests whatever the
-   * number of files; the helper refuses symlinked paths. Member names are relative to the
-   * sandbox's root folder (`workspace/…`, `scratch/…`), the only places the helper unpacks to.
-   * A small archive travels inside the command itself (one request); a bigger one is uploaded first.
+   * Unpacks one archive inside the sandbox, so an upload costs one request or none of its own
+   * whatever the number of files; the helper refuses symlinked paths. Member names are relative to
+   * the sandbox's root folder (`workspace/…`, `scratch/…`), the only places the helper unpacks to.
+   * A small archive travels inside the command itself; a bigger one is uploaded first.
    */
   private async put(archive: Buffer): Promise<void> {
-    if (archive.length <= INLINE_ARCHIVE_BYTES) {
-      this.expectOk(await this.helper(['put64', archive.toString('base64')]), 'unpacking an upload');
-      return;
-    }
-    const name = `${this.root}/.upload-${randomUUID()}.tar`;
-    try {
-      await this.sdk.files.write(name, new Blob([archive]), {
-        ...(this.ctx.user ? { user: this.ctx.user } : {}),
-        useOctetStream: true,
-        requestTimeoutMs: this.ctx.requestTimeoutMs,
-      });
-    } catch (e) {
-      throw sandboxFailure(`uploading to sandbox ${this.id}`, e);
-    }
-    this.expectOk(await this.helper(['put', name]), 'unpacking an upload');
+    const what = 'unpacking an upload';
+    if (archive.length <= INLINE_ARCHIVE_BYTES) return this.step({ args: ['put64', archive.toString('base64')], what });
+    await this.step({ args: ['put', await this.upload(new Blob([archive]), '.tar')], what });
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
@@ -181,7 +259,7 @@ export class E2BSandbox implements Sandbox {
   async removeFiles(paths: readonly string[]): Promise<void> {
     this.assertUsable();
     if (!paths.length) return;
-    this.expectOk(await this.helper(['rm', ...paths.map((p) => this.rel(p))]), 'removing files');
+    await this.step({ args: ['rm', ...paths.map((p) => this.rel(p))], what: 'removing files' });
   }
 
   async readFile(p: string): Promise<Buffer> {
@@ -217,18 +295,8 @@ export class E2BSandbox implements Sandbox {
   async uploadFile(hostFile: string, p: string, options: { start?: number; mode?: number } = {}): Promise<void> {
     this.assertUsable();
     const rel = this.rel(p);
-    const name = `${this.root}/.upload-${randomUUID()}`;
-    try {
-      const body = Readable.toWeb(createReadStream(hostFile, { start: options.start ?? 0 })) as unknown as ReadableStream;
-      await this.sdk.files.write(name, body, {
-        ...(this.ctx.user ? { user: this.ctx.user } : {}),
-        useOctetStream: true,
-        requestTimeoutMs: this.ctx.requestTimeoutMs,
-      });
-    } catch (e) {
-      throw sandboxFailure(`uploading to sandbox ${this.id}`, e);
-    }
-    this.expectOk(await this.helper(['place', name, rel, (options.mode ?? 0o644).toString(8)]), `writing ${p}`);
+    const body = Readable.toWeb(createReadStream(hostFile, { start: options.start ?? 0 })) as unknown as ReadableStream;
+    await this.step({ args: ['place', await this.upload(body), rel, (options.mode ?? 0o644).toString(8)], what: `writing ${p}` });
   }
 
   async destroy(): Promise<void> {
