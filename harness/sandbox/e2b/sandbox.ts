@@ -11,7 +11,8 @@ import { remoteExec } from './exec.js';
 import { Owed, type Taken } from './owed.js';
 import { argBytes, preludeCommand, preludeError, PreludeReader, type Step } from './prelude.js';
 import { helperCommand, HELPER_NO_SUCH_FILE, HELPER_UNSAFE_PATH, ROOT_IN_HOME } from './script.js';
-import { packFiles, packTreeBuffer } from '../core/tar.js';
+import { packTree } from './pack.js';
+import { packFiles } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -244,7 +245,7 @@ export class E2BSandbox implements Sandbox {
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
-    const { archive, stats } = await packTreeBuffer(hostDir, await walkTree(hostDir, options), { prefix: 'workspace' });
+    const { archive, stats } = await packTree(hostDir, await walkTree(hostDir, options), 'workspace', INLINE_ARCHIVE_BYTES);
     await this.put(archive);
     return stats;
   }
