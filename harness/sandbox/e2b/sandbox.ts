@@ -4,24 +4,20 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import path from 'node:path';
-import { CommandExitError, NotFoundError, type Sandbox as SdkSandbox } from 'e2b';
+import { NotFoundError, type Sandbox as SdkSandbox } from 'e2b';
 import { RedgreenError } from '../../errors.js';
 import { sandboxFailure } from './errors.js';
 import { remoteExec } from './exec.js';
-import { Owed, type Taken } from './owed.js';
-import { argBytes, preludeCommand, preludeError, PreludeReader, type Step } from './prelude.js';
-import { helperCommand, HELPER_NO_SUCH_FILE, HELPER_UNSAFE_PATH, ROOT_IN_HOME } from './script.js';
+import { HelperCalls } from './calls.js';
+import type { Step } from './prelude.js';
+import { HELPER_NO_SUCH_FILE, ROOT_IN_HOME } from './script.js';
 import { packTree } from './pack.js';
 import { packFiles } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
-/** A helper step (unpack, read, kill…) taking longer than this means the sandbox is in trouble. */
-const HELPER_TIMEOUT_MS = 60_000;
 /** Archives up to this size go inline, base64 in the command (well under Linux's 128 KiB per argument). */
 export const INLINE_ARCHIVE_BYTES = 64 * 1024;
-/** Bytes of arguments a call's prelude may add to its own before it is sent ahead on its own (see owed.ts). */
-const CALL_BYTES = 112 * 1024;
 
 export interface E2BSandboxContext {
   user: string | undefined;
@@ -35,19 +31,6 @@ export interface E2BSandboxContext {
   onDestroyed(sb: E2BSandbox): void;
   /** The sandbox's home is not where its root was assumed to be (see creator.ts): stop assuming it. */
   onRootMismatch(): void;
-}
-
-interface HelperResult {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** One helper call's command line; `finish` settles its prelude, throwing what a failed one stands for. */
-interface Call {
-  line: string;
-  reader: PreludeReader | null;
-  finish(): void;
 }
 
 /**
@@ -66,7 +49,7 @@ export class E2BSandbox implements Sandbox {
   private readonly streams = new Map<AbortController, Promise<unknown>>();
   private readonly keepAlive: NodeJS.Timeout;
   private readonly env: Record<string, string>;
-  private readonly owed: Owed;
+  private readonly calls: HelperCalls;
 
   /** `installed`: the helper is in place (the creator installed it); else the first call installs it. */
   constructor(
@@ -76,7 +59,18 @@ export class E2BSandbox implements Sandbox {
     installed: boolean,
   ) {
     this.id = sdk.sandboxId;
-    this.owed = new Owed(!installed);
+    this.calls = new HelperCalls(
+      {
+        sdk,
+        root,
+        user: ctx.user,
+        requestTimeoutMs: ctx.requestTimeoutMs,
+        assertUsable: () => this.assertUsable(),
+        lose: (why) => void (this.lost ??= why),
+        onRootMismatch: () => ctx.onRootMismatch(),
+      },
+      installed,
+    );
     this.workdir = `${root}/workspace`;
     this.scratchDir = `${root}/scratch`;
     this.env = { ...ctx.env, REDGREEN_WORKSPACE: this.workdir, REDGREEN_SCRATCH: this.scratchDir };
@@ -107,67 +101,6 @@ export class E2BSandbox implements Sandbox {
     throw new RedgreenError('SANDBOX_PATH_UNSAFE', `path ${JSON.stringify(p)} is outside the sandbox workspace`);
   }
 
-  /**
-   * The command line of a helper call, with what the sandbox owes it in front (owed.ts). A kill
-   * never waits: it stops the very call that may be carrying the deferred steps.
-   */
-  private async prepare(args: readonly string[], own: readonly Step[] = [], kill = false): Promise<Call> {
-    if (!kill) {
-      await this.owed.idle();
-      this.assertUsable();
-      // Deferred steps and this call's arguments would not fit in one command line: send them ahead.
-      if (this.owed.pendingBytes && this.owed.pendingBytes + argBytes([...args, ...own.flatMap((s) => s.args)]) > CALL_BYTES)
-        await this.helper(['check']);
-    }
-    const taken = this.owed.take(own, kill);
-    if (!taken) return { line: helperCommand(this.root, args), reader: null, finish: () => undefined };
-    const nonce = randomUUID();
-    const reader = new PreludeReader(nonce, () => void this.owed.settle(taken, reader.outcome));
-    return { line: preludeCommand(this.root, taken.prelude, args, nonce), reader, finish: () => this.finish(taken, reader) };
-  }
-
-  private finish(taken: Taken, reader: PreludeReader): void {
-    const outcome = reader.outcome;
-    if (this.owed.settle(taken, outcome))
-      this.lost ??= new Error(
-        'a command carrying deferred uploads was stopped before they were done: the workspace is in an unknown state',
-      );
-    if (!outcome || outcome.ok) return;
-    const error = preludeError(outcome, taken.prelude.steps, this.id);
-    if (outcome.step === 'home') {
-      this.lost ??= error;
-      this.ctx.onRootMismatch();
-    }
-    throw error;
-  }
-
-  private async helper(args: readonly string[], own: readonly Step[] = [], kill = false): Promise<HelperResult> {
-    const call = await this.prepare(args, own, kill);
-    let r: HelperResult;
-    try {
-      r = await this.sdk.commands.run(call.line, {
-        ...(this.ctx.user ? { user: this.ctx.user } : {}),
-        timeoutMs: HELPER_TIMEOUT_MS,
-        requestTimeoutMs: this.ctx.requestTimeoutMs,
-      });
-    } catch (e) {
-      if (!(e instanceof CommandExitError)) {
-        call.finish();
-        throw sandboxFailure(`${args[0]} in sandbox ${this.id}`, e);
-      }
-      r = { exitCode: e.exitCode, stdout: e.stdout, stderr: e.stderr };
-    }
-    if (call.reader) r = { ...r, stdout: call.reader.feed(r.stdout) + call.reader.end() };
-    call.finish();
-    return r;
-  }
-
-  /** A step that changes files: while the sandbox is fresh it waits for the next call, else it runs now. */
-  private async step(step: Step): Promise<void> {
-    if (this.owed.defer(step)) return;
-    this.expectOk(await this.helper(step.args), step.what);
-  }
-
   /** Streams a body to a new file beside the folders; returns its path. Named from home: the root may not be checked yet. */
   private async upload(body: Blob | ReadableStream, suffix = ''): Promise<string> {
     const name = `.upload-${randomUUID()}${suffix}`;
@@ -183,13 +116,6 @@ export class E2BSandbox implements Sandbox {
     return `${this.root}/${name}`;
   }
 
-  private expectOk(r: HelperResult, what: string): void {
-    if (r.exitCode === 0) return;
-    const why = r.stderr.trim().split('\n').pop() ?? '';
-    if (r.exitCode === HELPER_UNSAFE_PATH) throw new RedgreenError('SANDBOX_PATH_UNSAFE', why);
-    throw new RedgreenError('SANDBOX_FAILED', `e2b: ${what} failed in sandbox ${this.id} (exit ${r.exitCode}): ${why}`);
-  }
-
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     this.assertUsable();
     const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : [...command];
@@ -201,13 +127,13 @@ export class E2BSandbox implements Sandbox {
       own.push({ args: ['check', rel], what: 'checking the working directory' });
       cwd = `${this.root}/${rel}`;
     }
-    const call = await this.prepare(['run', cwd, ...argv], own);
+    const call = await this.calls.prepare(['run', cwd, ...argv], own);
     const deps = {
       sdk: this.sdk,
       user: this.ctx.user,
       requestTimeoutMs: this.ctx.requestTimeoutMs,
       killMarked: (marker: string) =>
-        this.helper(['kill', marker], [], true).then(
+        this.calls.run(['kill', marker], [], true).then(
           (r) => r.exitCode === 0,
           () => false,
         ),
@@ -239,8 +165,8 @@ export class E2BSandbox implements Sandbox {
    */
   private async put(archive: Buffer): Promise<void> {
     const what = 'unpacking an upload';
-    if (archive.length <= INLINE_ARCHIVE_BYTES) return this.step({ args: ['put64', archive.toString('base64')], what });
-    await this.step({ args: ['put', await this.upload(new Blob([archive]), '.tar')], what });
+    if (archive.length <= INLINE_ARCHIVE_BYTES) return this.calls.step({ args: ['put64', archive.toString('base64')], what });
+    await this.calls.step({ args: ['put', await this.upload(new Blob([archive]), '.tar')], what });
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
@@ -260,15 +186,15 @@ export class E2BSandbox implements Sandbox {
   async removeFiles(paths: readonly string[]): Promise<void> {
     this.assertUsable();
     if (!paths.length) return;
-    await this.step({ args: ['rm', ...paths.map((p) => this.rel(p))], what: 'removing files' });
+    await this.calls.step({ args: ['rm', ...paths.map((p) => this.rel(p))], what: 'removing files' });
   }
 
   async readFile(p: string): Promise<Buffer> {
     this.assertUsable();
-    const r = await this.helper(['cat', this.rel(p)]);
+    const r = await this.calls.run(['cat', this.rel(p)]);
     if (r.exitCode === HELPER_NO_SUCH_FILE)
       throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
-    this.expectOk(r, `reading ${p}`);
+    this.calls.expectOk(r, `reading ${p}`);
     return Buffer.from(r.stdout, 'base64');
   }
 
@@ -276,10 +202,10 @@ export class E2BSandbox implements Sandbox {
   async downloadFile(p: string, hostFile: string): Promise<void> {
     this.assertUsable();
     const rel = this.rel(p);
-    const r = await this.helper(['file', rel]);
+    const r = await this.calls.run(['file', rel]);
     if (r.exitCode === HELPER_NO_SUCH_FILE)
       throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
-    this.expectOk(r, `reading ${p}`);
+    this.calls.expectOk(r, `reading ${p}`);
     try {
       const stream = await this.sdk.files.read(`${this.root}/${rel}`, {
         format: 'stream',
@@ -297,7 +223,7 @@ export class E2BSandbox implements Sandbox {
     this.assertUsable();
     const rel = this.rel(p);
     const body = Readable.toWeb(createReadStream(hostFile, { start: options.start ?? 0 })) as unknown as ReadableStream;
-    await this.step({ args: ['place', await this.upload(body), rel, (options.mode ?? 0o644).toString(8)], what: `writing ${p}` });
+    await this.calls.step({ args: ['place', await this.upload(body), rel, (options.mode ?? 0o644).toString(8)], what: `writing ${p}` });
   }
 
   async destroy(): Promise<void> {
