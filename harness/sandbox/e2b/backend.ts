@@ -88,8 +88,11 @@ export class E2BBackend implements SandboxBackend {
   /** Sandboxes whose kill failed: tried again at close(); their E2B timeout is the last resort. */
   private readonly unconfirmed = new Set<string>();
   private pool: WarmPool<Created> | null = null;
-  /** Per template, the root an init found: later sandboxes are created on it, without an init (creator.ts). */
-  private readonly roots = new Map<string, KnownRoot>();
+  /**
+   * Per template, the root an init found: later sandboxes are created on it, without an init
+   * (creator.ts). Null once a sandbox's home was not there: that template is not assumed again.
+   */
+  private readonly roots = new Map<string, KnownRoot | null>();
   private closing: Promise<void> | null = null;
   private readonly lifetimeMs: number;
   private readonly requestTimeoutMs: number;
@@ -137,10 +140,11 @@ export class E2BBackend implements SandboxBackend {
     return this.pool;
   }
 
-  /** A new sandbox, on the template's known root when there is one; an init teaches the root to later ones. */
+  /** A new sandbox, on the template's known root when there is one; the first init teaches it to later ones. */
   private async make(template: string, runId: string): Promise<Created> {
-    const made = await createSandbox(this.creator, template, runMetadata(runId, this.session), this.roots.get(template));
-    if (made.installed) this.roots.set(template, { root: made.root, sandboxId: made.sdk.sandboxId });
+    const known = this.roots.get(template);
+    const made = await createSandbox(this.creator, template, runMetadata(runId, this.session), known ?? undefined);
+    if (made.installed && !this.roots.has(template)) this.roots.set(template, { root: made.root, sandboxId: made.sdk.sandboxId });
     return made;
   }
 
@@ -174,7 +178,7 @@ export class E2BBackend implements SandboxBackend {
     if (!template)
       throw new RedgreenError('USAGE', 'the e2b backend needs a template', 'pass --template <name or id> (or set `image` in the fixture)');
     let warm = template === this.o.template ? await this.warmPool(spec.runId)?.next() : undefined;
-    if (warm?.assumedFrom && warm.assumedFrom !== this.roots.get(template)) {
+    if (warm?.assumedFrom && this.roots.get(template) === null) {
       // Made on a root since found wrong: it would fail at its first call.
       await this.kill(warm.sdk);
       warm = undefined;
@@ -187,9 +191,7 @@ export class E2BBackend implements SandboxBackend {
       env: remoteEnv({ host: process.env, passEnv: this.o.passEnv, fixed: {} }),
       kill: (sdk) => this.kill(sdk),
       onDestroyed: (s) => this.live.delete(s),
-      onRootMismatch: () => {
-        if (made.assumedFrom && this.roots.get(template) === made.assumedFrom) this.roots.delete(template);
-      },
+      onRootMismatch: () => void this.roots.set(template, null),
     };
     const sb = new E2BSandbox(made.sdk, made.root, context, made.installed);
     this.live.add(sb);
