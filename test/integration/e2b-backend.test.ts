@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { E2BBackend } from '../../harness/sandbox/e2b/backend.js';
 import { INLINE_ARCHIVE_BYTES } from '../../harness/sandbox/e2b/sandbox.js';
 import { e2bBackendOptions, e2bDouble } from '../helpers/backends-e2b.js';
+import { processesWith, uniqueSleep } from '../helpers/procs.js';
 import { startE2BDouble } from '../helpers/e2b-server/server.js';
 
 /** What the e2b backend does beyond the conformance suite (test double, real SDK). */
@@ -91,6 +92,28 @@ describe('e2b backend specifics', () => {
       await rm(dir, { recursive: true, force: true });
     }
     expect(e2bDouble.alive()).toEqual([]);
+  });
+
+  test('a call made while the first one carries the deferred upload waits for the upload, not for that call', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rg-e2b-second-'));
+    const backend = new E2BBackend(e2bBackendOptions());
+    const t = uniqueSleep();
+    try {
+      await writeFile(path.join(dir, 'a.txt'), 'A');
+      await (await backend.create({ runId: `second-${process.pid}`, fixtureId: 'learn' })).destroy();
+      const sb = await backend.create({ runId: `second-${process.pid}`, fixtureId: 'second' });
+      await sb.uploadDir(dir);
+      const ac = new AbortController();
+      const first = sb.exec(`sleep ${t}`, { signal: ac.signal });
+      expect((await sb.exec('cat a.txt')).stdout).toBe('A');
+      ac.abort();
+      expect(await first).toMatchObject({ aborted: true });
+      expect(processesWith(t)).toEqual([]);
+      await sb.destroy();
+    } finally {
+      await backend.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('a template whose home moved during a run: the sandbox made on the old place fails as infra, and the template is not assumed again', async () => {

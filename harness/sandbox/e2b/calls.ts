@@ -58,12 +58,15 @@ export class HelperCalls {
   /** A call's command line. A kill never waits: it stops the very call that may carry the deferred steps. */
   async prepare(args: readonly string[], own: readonly Step[] = [], kill = false): Promise<Call> {
     if (!kill) {
-      await this.owed.idle();
+      for (let busy = this.owed.busy; busy; busy = this.owed.busy) await busy;
       this.c.assertUsable();
       // Deferred steps and this call's arguments would not fit in one command line: send them ahead.
-      if (this.owed.pendingBytes && this.owed.pendingBytes + argBytes([...args, ...own.flatMap((s) => s.args)]) > CALL_BYTES)
+      if (this.owed.pendingBytes && this.owed.pendingBytes + argBytes([...args, ...own.flatMap((s) => s.args)]) > CALL_BYTES) {
         await this.run(['check']);
+        return this.prepare(args, own);
+      }
     }
+    // No await between the last look at `busy` and here: a call made meanwhile sees this one carrying.
     const taken = this.owed.take(own, kill);
     if (!taken) return { line: helperCommand(this.c.root, args), reader: null, finish: () => undefined };
     const nonce = randomUUID();

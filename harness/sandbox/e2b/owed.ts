@@ -45,9 +45,9 @@ export class Owed {
     return this.bytes;
   }
 
-  /** Resolves once no call is carrying deferred steps whose outcome is still unknown. */
-  async idle(): Promise<void> {
-    while (this.carrying) await this.carrying.done;
+  /** While a call carries deferred steps whose outcome is unknown: when that is known. Later calls wait for it. */
+  get busy(): Promise<void> | undefined {
+    return this.carrying?.done;
   }
 
   /**
