@@ -3,7 +3,7 @@ import { argBytes, type Prelude, type PreludeOutcome, type Step } from './prelud
 /**
  * Deferred steps are at most this many bytes of arguments, so that with the helper (~3 KiB) and
  * the call's own arguments the command line stays under Linux's 128 KiB for one argument; a call
- * that would still exceed it sends its prelude ahead on its own (see E2BSandbox.prepare).
+ * that would still exceed it sends its prelude ahead on its own (see HelperCalls.prepare).
  */
 const DEFER_BYTES = 96 * 1024;
 
