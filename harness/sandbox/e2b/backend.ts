@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ConnectionOpts, Sandbox as SdkSandbox } from 'e2b';
 import { describeError, RedgreenError } from '../../errors.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
-import { createSandbox, killQuietly, type Created, type CreationStats, type CreatorDeps } from './creator.js';
+import { createSandbox, killQuietly, type Created, type CreationStats, type CreatorDeps, type KnownRoot } from './creator.js';
 import { remoteEnv } from './env.js';
 import { isAuthFailure } from './errors.js';
 import { gcSandboxes, killById, listLabelled, runMetadata, SESSION_KEY, type GcReport } from './gc.js';
@@ -88,6 +88,11 @@ export class E2BBackend implements SandboxBackend {
   /** Sandboxes whose kill failed: tried again at close(); their E2B timeout is the last resort. */
   private readonly unconfirmed = new Set<string>();
   private pool: WarmPool<Created> | null = null;
+  /**
+   * Per template, the root an init found: later sandboxes are created on it, without an init
+   * (creator.ts). Null once a sandbox's home was not there: that template is not assumed again.
+   */
+  private readonly roots = new Map<string, KnownRoot | null>();
   private closing: Promise<void> | null = null;
   private readonly lifetimeMs: number;
   private readonly requestTimeoutMs: number;
@@ -128,11 +133,19 @@ export class E2BBackend implements SandboxBackend {
     const template = this.o.template;
     this.pool ??= new WarmPool({
       size: this.o.warm,
-      make: () => createSandbox(this.creator, template, runMetadata(runId, this.session)),
+      make: () => this.make(template, runId),
       discard: (c) => this.kill(c.sdk),
       maxIdleMs: this.lifetimeMs / 2,
     });
     return this.pool;
+  }
+
+  /** A new sandbox, on the template's known root when there is one; the first init teaches it to later ones. */
+  private async make(template: string, runId: string): Promise<Created> {
+    const known = this.roots.get(template);
+    const made = await createSandbox(this.creator, template, runMetadata(runId, this.session), known ?? undefined);
+    if (made.installed && !this.roots.has(template)) this.roots.set(template, { root: made.root, sandboxId: made.sdk.sandboxId });
+    return made;
   }
 
   /** Start of a run: kills what dead runs left behind, checks the credentials, warms the pool. */
@@ -164,8 +177,13 @@ export class E2BBackend implements SandboxBackend {
     const template = this.o.template ?? spec.image;
     if (!template)
       throw new RedgreenError('USAGE', 'the e2b backend needs a template', 'pass --template <name or id> (or set `image` in the fixture)');
-    const warm = template === this.o.template ? await this.warmPool(spec.runId)?.next() : undefined;
-    const made = warm ?? (await createSandbox(this.creator, template, runMetadata(spec.runId, this.session)));
+    let warm = template === this.o.template ? await this.warmPool(spec.runId)?.next() : undefined;
+    if (warm?.assumedFrom && this.roots.get(template) === null) {
+      // Made on a root since found wrong: it would fail at its first call.
+      await this.kill(warm.sdk);
+      warm = undefined;
+    }
+    const made = warm ?? (await this.make(template, spec.runId));
     const context: E2BSandboxContext = {
       user: this.o.user,
       requestTimeoutMs: this.requestTimeoutMs,
@@ -173,8 +191,9 @@ export class E2BBackend implements SandboxBackend {
       env: remoteEnv({ host: process.env, passEnv: this.o.passEnv, fixed: {} }),
       kill: (sdk) => this.kill(sdk),
       onDestroyed: (s) => this.live.delete(s),
+      onRootMismatch: () => void this.roots.set(template, null),
     };
-    const sb = new E2BSandbox(made.sdk, made.root, context);
+    const sb = new E2BSandbox(made.sdk, made.root, context, made.installed);
     this.live.add(sb);
     if (this.closing) {
       await sb.destroy();

@@ -6,11 +6,28 @@ import type { CreationLimiter } from './limiter.js';
 import { backoffMs, DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
 import { HELPER_PATH, helperScript, rootCommand } from './script.js';
 
-/** A created sandbox, initialised (folders and helper in place) and ready to be handed out. */
+/** A created sandbox, ready to be handed out. */
 export interface Created {
   sdk: SdkSandbox;
   root: string;
+  /** The helper is in place (the init ran); else its first call installs it, checking `root`. */
+  installed: boolean;
+  /** What `root` was assumed from, when it was. */
+  assumedFrom?: KnownRoot;
 }
+
+/**
+ * The root folder one sandbox's init found. Every sandbox of a template has the same home, so
+ * later ones are created without an init, on this root: their first call checks it (prelude.ts).
+ * A root that names its sandbox (the test double keeps each sandbox in a folder named by its id,
+ * where a VM has the same path in every sandbox) is assumed with the new sandbox's id in its place.
+ */
+export interface KnownRoot {
+  root: string;
+  sandboxId: string;
+}
+
+export const assumeRoot = (k: KnownRoot, sandboxId: string): string => k.root.split(k.sandboxId).join(sandboxId);
 
 export interface CreationStats {
   created: number;
@@ -72,11 +89,17 @@ async function initialise(d: CreatorDeps, sdk: SdkSandbox): Promise<string> {
 
 /**
  * Creates one sandbox: a creation slot from the limiter, the breaker's consent, the API call with
- * the run's labels and lifetime, then the init command. Transient failures are retried with
- * backoff and jitter; a 429/503 also pauses every other creation. A sandbox whose init failed is
- * killed before the next attempt. Whatever fails in the end is SANDBOX_FAILED (an infra error).
+ * the run's labels and lifetime, then the init (unless the root is `known`: one request instead of
+ * two). Transient failures are retried with backoff and jitter; a 429/503 also pauses every other
+ * creation. A sandbox whose init failed is killed before the next attempt. Whatever fails in the
+ * end is SANDBOX_FAILED (an infra error).
  */
-export async function createSandbox(d: CreatorDeps, template: string, metadata: Record<string, string>): Promise<Created> {
+export async function createSandbox(
+  d: CreatorDeps,
+  template: string,
+  metadata: Record<string, string>,
+  known?: KnownRoot,
+): Promise<Created> {
   const attempt = async (n: number): Promise<Created> => {
     d.breaker.check();
     const release = await d.limiter.acquire();
@@ -92,10 +115,12 @@ export async function createSandbox(d: CreatorDeps, template: string, metadata: 
       release();
     }
     try {
-      const root = await initialise(d, sdk);
+      const made: Created = known
+        ? { sdk, root: assumeRoot(known, sdk.sandboxId), installed: false, assumedFrom: known }
+        : { sdk, root: await initialise(d, sdk), installed: true };
       d.breaker.success();
       d.stats.created++;
-      return { sdk, root };
+      return made;
     } catch (e) {
       d.stats.failedAttempts++;
       d.breaker.failure(e);

@@ -24,6 +24,14 @@ export interface RemoteExecDeps {
 
 type End = { exitCode: number } | { error: unknown };
 
+/** Takes the start of stdout before the command's own output (a prelude's outcome line, see prelude.ts). */
+export interface StdoutFilter {
+  /** A chunk as it arrives; returns the part that is the command's own output. */
+  feed(text: string): string;
+  /** The stream ended: text it still held. */
+  end(): string;
+}
+
 const SIGNAL_NAMES = new Map(Object.entries(osc.signals).map(([name, n]) => [n, name]));
 
 /**
@@ -56,15 +64,20 @@ export async function remoteExec(
   commandLine: string,
   envs: Record<string, string>,
   o: ExecOptions,
+  stdoutFilter?: StdoutFilter,
 ): Promise<ExecResult> {
   const started = performance.now();
   const cap = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = { stdout: new CappedOutput(cap), stderr: new CappedOutput(cap) };
   let handle: CommandHandle | undefined;
-  const push = (name: 'stdout' | 'stderr') => (text: string) => {
+  const keep = (name: 'stdout' | 'stderr', text: string) => {
+    if (!text) return;
     const chunk = Buffer.from(text, 'utf8');
     out[name].push(chunk);
     o.onOutput?.(name, chunk);
+  };
+  const push = (name: 'stdout' | 'stderr') => (text: string) => {
+    keep(name, name === 'stdout' && stdoutFilter ? stdoutFilter.feed(text) : text);
     forgetAccumulated(handle);
   };
   const marker = randomUUID();
@@ -130,6 +143,7 @@ export async function remoteExec(
       throw sandboxFailure('lost the output stream of a running command', end.error);
     }
   }
+  if (stdoutFilter) keep('stdout', stdoutFilter.end());
   // envd reports a process killed by a signal as -1; only a SIGKILL (ours, or the OOM killer's) does that here.
   const exitCode = end.exitCode < 0 ? 128 + osc.signals.SIGKILL : end.exitCode;
   const stdoutInfo = out.stdout.finish();

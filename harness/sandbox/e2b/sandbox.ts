@@ -4,17 +4,18 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import path from 'node:path';
-import { CommandExitError, NotFoundError, type Sandbox as SdkSandbox } from 'e2b';
+import { NotFoundError, type Sandbox as SdkSandbox } from 'e2b';
 import { RedgreenError } from '../../errors.js';
 import { sandboxFailure } from './errors.js';
 import { remoteExec } from './exec.js';
-import { helperCommand, HELPER_NO_SUCH_FILE, HELPER_UNSAFE_PATH } from './script.js';
-import { packFiles, packTreeBuffer } from '../core/tar.js';
+import { HelperCalls } from './calls.js';
+import type { Step } from './prelude.js';
+import { HELPER_NO_SUCH_FILE, ROOT_IN_HOME } from './script.js';
+import { packTree } from './pack.js';
+import { packFiles } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
-/** A helper step (unpack, read, kill…) taking longer than this means the sandbox is in trouble. */
-const HELPER_TIMEOUT_MS = 60_000;
 /** Archives up to this size go inline, base64 in the command (well under Linux's 128 KiB per argument). */
 export const INLINE_ARCHIVE_BYTES = 64 * 1024;
 
@@ -28,12 +29,8 @@ export interface E2BSandboxContext {
   /** Kills the sandbox through the API, retrying; never throws. */
   kill(sdk: SdkSandbox): Promise<void>;
   onDestroyed(sb: E2BSandbox): void;
-}
-
-interface HelperResult {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
+  /** The sandbox's home is not where its root was assumed to be (see creator.ts): stop assuming it. */
+  onRootMismatch(): void;
 }
 
 /**
@@ -52,13 +49,28 @@ export class E2BSandbox implements Sandbox {
   private readonly streams = new Map<AbortController, Promise<unknown>>();
   private readonly keepAlive: NodeJS.Timeout;
   private readonly env: Record<string, string>;
+  private readonly calls: HelperCalls;
 
+  /** `installed`: the helper is in place (the creator installed it); else the first call installs it. */
   constructor(
     readonly sdk: SdkSandbox,
     private readonly root: string,
     private readonly ctx: E2BSandboxContext,
+    installed: boolean,
   ) {
     this.id = sdk.sandboxId;
+    this.calls = new HelperCalls(
+      {
+        sdk,
+        root,
+        user: ctx.user,
+        requestTimeoutMs: ctx.requestTimeoutMs,
+        assertUsable: () => this.assertUsable(),
+        lose: (why) => void (this.lost ??= why),
+        onRootMismatch: () => ctx.onRootMismatch(),
+      },
+      installed,
+    );
     this.workdir = `${root}/workspace`;
     this.scratchDir = `${root}/scratch`;
     this.env = { ...ctx.env, REDGREEN_WORKSPACE: this.workdir, REDGREEN_SCRATCH: this.scratchDir };
@@ -89,24 +101,19 @@ export class E2BSandbox implements Sandbox {
     throw new RedgreenError('SANDBOX_PATH_UNSAFE', `path ${JSON.stringify(p)} is outside the sandbox workspace`);
   }
 
-  private async helper(args: readonly string[]): Promise<HelperResult> {
+  /** Streams a body to a new file beside the folders; returns its path. Named from home: the root may not be checked yet. */
+  private async upload(body: Blob | ReadableStream, suffix = ''): Promise<string> {
+    const name = `.upload-${randomUUID()}${suffix}`;
     try {
-      return await this.sdk.commands.run(helperCommand(this.root, args), {
+      await this.sdk.files.write(`${ROOT_IN_HOME}/${name}`, body, {
         ...(this.ctx.user ? { user: this.ctx.user } : {}),
-        timeoutMs: HELPER_TIMEOUT_MS,
+        useOctetStream: true,
         requestTimeoutMs: this.ctx.requestTimeoutMs,
       });
     } catch (e) {
-      if (e instanceof CommandExitError) return { exitCode: e.exitCode, stdout: e.stdout, stderr: e.stderr };
-      throw sandboxFailure(`${args[0]} in sandbox ${this.id}`, e);
+      throw sandboxFailure(`uploading to sandbox ${this.id}`, e);
     }
-  }
-
-  private expectOk(r: HelperResult, what: string): void {
-    if (r.exitCode === 0) return;
-    const why = r.stderr.trim().split('\n').pop() ?? '';
-    if (r.exitCode === HELPER_UNSAFE_PATH) throw new RedgreenError('SANDBOX_PATH_UNSAFE', why);
-    throw new RedgreenError('SANDBOX_FAILED', `e2b: ${what} failed in sandbox ${this.id} (exit ${r.exitCode}): ${why}`);
+    return `${this.root}/${name}`;
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
@@ -114,17 +121,19 @@ export class E2BSandbox implements Sandbox {
     const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : [...command];
     if (!argv.length) throw new RedgreenError('USAGE', 'exec needs a command');
     let cwd = this.workdir;
+    const own: Step[] = [];
     if (options.cwd) {
       const rel = this.rel(options.cwd, true);
-      this.expectOk(await this.helper(['check', rel]), 'checking the working directory');
+      own.push({ args: ['check', rel], what: 'checking the working directory' });
       cwd = `${this.root}/${rel}`;
     }
+    const call = await this.calls.prepare(['run', cwd, ...argv], own);
     const deps = {
       sdk: this.sdk,
       user: this.ctx.user,
       requestTimeoutMs: this.ctx.requestTimeoutMs,
       killMarked: (marker: string) =>
-        this.helper(['kill', marker]).then(
+        this.calls.run(['kill', marker], [], true).then(
           (r) => r.exitCode === 0,
           () => false,
         ),
@@ -137,36 +146,32 @@ export class E2BSandbox implements Sandbox {
         void done.finally(() => this.streams.delete(c));
       },
     };
-    return remoteExec(deps, helperCommand(this.root, ['run', cwd, ...argv]), { ...this.env, ...options.env }, options);
+    let result: ExecResult;
+    try {
+      result = await remoteExec(deps, call.line, { ...this.env, ...options.env }, options, call.reader ?? undefined);
+    } catch (e) {
+      call.finish();
+      throw e;
+    }
+    call.finish();
+    return result;
   }
 
   /**
-   * Unpacks one archive inside the sandbox, so an upload costs one or two requests whatever the
-   * number of files; the helper refuses symlinked paths. Member names are relative to the
-   * sandbox's root folder (`workspace/…`, `scratch/…`), the only places the helper unpacks to.
-   * A small archive travels inside the command itself (one request); a bigger one is uploaded first.
+   * Unpacks one archive inside the sandbox, so an upload costs one request or none of its own
+   * whatever the number of files; the helper refuses symlinked paths. Member names are relative to
+   * the sandbox's root folder (`workspace/…`, `scratch/…`), the only places the helper unpacks to.
+   * A small archive travels inside the command itself; a bigger one is uploaded first.
    */
   private async put(archive: Buffer): Promise<void> {
-    if (archive.length <= INLINE_ARCHIVE_BYTES) {
-      this.expectOk(await this.helper(['put64', archive.toString('base64')]), 'unpacking an upload');
-      return;
-    }
-    const name = `${this.root}/.upload-${randomUUID()}.tar`;
-    try {
-      await this.sdk.files.write(name, new Blob([archive]), {
-        ...(this.ctx.user ? { user: this.ctx.user } : {}),
-        useOctetStream: true,
-        requestTimeoutMs: this.ctx.requestTimeoutMs,
-      });
-    } catch (e) {
-      throw sandboxFailure(`uploading to sandbox ${this.id}`, e);
-    }
-    this.expectOk(await this.helper(['put', name]), 'unpacking an upload');
+    const what = 'unpacking an upload';
+    if (archive.length <= INLINE_ARCHIVE_BYTES) return this.calls.step({ args: ['put64', archive.toString('base64')], what });
+    await this.calls.step({ args: ['put', await this.upload(new Blob([archive]), '.tar')], what });
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
-    const { archive, stats } = await packTreeBuffer(hostDir, await walkTree(hostDir, options), { prefix: 'workspace' });
+    const { archive, stats } = await packTree(hostDir, await walkTree(hostDir, options), 'workspace', INLINE_ARCHIVE_BYTES);
     await this.put(archive);
     return stats;
   }
@@ -181,15 +186,15 @@ export class E2BSandbox implements Sandbox {
   async removeFiles(paths: readonly string[]): Promise<void> {
     this.assertUsable();
     if (!paths.length) return;
-    this.expectOk(await this.helper(['rm', ...paths.map((p) => this.rel(p))]), 'removing files');
+    await this.calls.step({ args: ['rm', ...paths.map((p) => this.rel(p))], what: 'removing files' });
   }
 
   async readFile(p: string): Promise<Buffer> {
     this.assertUsable();
-    const r = await this.helper(['cat', this.rel(p)]);
+    const r = await this.calls.run(['cat', this.rel(p)]);
     if (r.exitCode === HELPER_NO_SUCH_FILE)
       throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
-    this.expectOk(r, `reading ${p}`);
+    this.calls.expectOk(r, `reading ${p}`);
     return Buffer.from(r.stdout, 'base64');
   }
 
@@ -197,10 +202,10 @@ export class E2BSandbox implements Sandbox {
   async downloadFile(p: string, hostFile: string): Promise<void> {
     this.assertUsable();
     const rel = this.rel(p);
-    const r = await this.helper(['file', rel]);
+    const r = await this.calls.run(['file', rel]);
     if (r.exitCode === HELPER_NO_SUCH_FILE)
       throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
-    this.expectOk(r, `reading ${p}`);
+    this.calls.expectOk(r, `reading ${p}`);
     try {
       const stream = await this.sdk.files.read(`${this.root}/${rel}`, {
         format: 'stream',
@@ -217,18 +222,8 @@ export class E2BSandbox implements Sandbox {
   async uploadFile(hostFile: string, p: string, options: { start?: number; mode?: number } = {}): Promise<void> {
     this.assertUsable();
     const rel = this.rel(p);
-    const name = `${this.root}/.upload-${randomUUID()}`;
-    try {
-      const body = Readable.toWeb(createReadStream(hostFile, { start: options.start ?? 0 })) as unknown as ReadableStream;
-      await this.sdk.files.write(name, body, {
-        ...(this.ctx.user ? { user: this.ctx.user } : {}),
-        useOctetStream: true,
-        requestTimeoutMs: this.ctx.requestTimeoutMs,
-      });
-    } catch (e) {
-      throw sandboxFailure(`uploading to sandbox ${this.id}`, e);
-    }
-    this.expectOk(await this.helper(['place', name, rel, (options.mode ?? 0o644).toString(8)]), `writing ${p}`);
+    const body = Readable.toWeb(createReadStream(hostFile, { start: options.start ?? 0 })) as unknown as ReadableStream;
+    await this.calls.step({ args: ['place', await this.upload(body), rel, (options.mode ?? 0o644).toString(8)], what: `writing ${p}` });
   }
 
   async destroy(): Promise<void> {

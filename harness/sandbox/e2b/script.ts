@@ -1,8 +1,8 @@
 import { EXEC_MARKER_VAR, REAP_FUNCTION } from '../core/kill-script.js';
 
 /**
- * The small POSIX-sh helper the e2b backend installs in every sandbox (once, at creation) and the
- * command lines that call it. Doing these steps inside the sandbox keeps each one a single request:
+ * The small POSIX-sh helper the e2b backend installs in every sandbox (once: at creation, or with
+ * the sandbox's first call, see prelude.ts) and the command lines that call it. Doing these steps inside the sandbox keeps each one a single request:
  * unpacking an archive, refusing paths through symlinks, reading a file, and killing every process
  * one command started (it survives setsid and re-parenting, because the marker is in the
  * environment every descendant inherits: core/kill-script.ts, shared with the Docker backend).
@@ -52,7 +52,9 @@ kill)
   # kill <marker> [spare-pid]: SIGKILL every process carrying the marker until none is left.
   reap "$1" "$2"; exit $? ;;
 put|put64)
-  # put <archive> | put64 <base64 archive>: unpack into R after checking every member path.
+  # put <archive> | put64 <base64 archive>: unpack into R after checking every member path. A put
+  # deferred into a command's prelude runs with that command's environment: tar must not read it.
+  unset TAR_OPTIONS
   if [ "$op" = put64 ]; then a=$R/.upload-$$.tar; printf '%s' "$1" | base64 -d >"$a" || exit 1; else a=$1; fi
   trap 'rm -f "$a" "$a.list"' EXIT
   tar -tf "$a" --quoting-style=literal >"$a.list" || exit 1
@@ -81,10 +83,12 @@ cat)
 esac
 `;
 
-/** Where the helper goes, relative to the user's home (envd resolves relative paths there). */
-export const HELPER_PATH = 'redgreen/bin/rg';
+/** The root folder, relative to the user's home (envd resolves relative paths there). */
+export const ROOT_IN_HOME = 'redgreen';
+/** Where the helper goes, relative to the user's home. */
+export const HELPER_PATH = `${ROOT_IN_HOME}/bin/rg`;
 
-/** The helper's text: written into each new sandbox with one files.write. */
+/** The helper's text: written by a sandbox's init (creator.ts) or by its first call's prelude (prelude.ts). */
 export function helperScript(): string {
   return HELPER;
 }
@@ -94,7 +98,7 @@ export function helperScript(): string {
  * prints the root folder.
  */
 export function rootCommand(): string {
-  return `cd && printf '%s' "$PWD/${HELPER_PATH.replace(/\/bin\/rg$/, '')}"`;
+  return `cd && printf '%s' "$PWD/${ROOT_IN_HOME}"`;
 }
 
 /** A helper invocation; `bash -l -c` (how envd runs commands) execs straight into it. */

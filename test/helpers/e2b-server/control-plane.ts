@@ -74,7 +74,7 @@ export function controlPlaneHandler(registry: Registry, faults: () => Faults, ap
           refused.status === 429 ? 'Rate limit exceeded (test double)' : 'Service unavailable (test double)',
         );
       if (typeof body.templateID !== 'string' || !body.templateID) return error(res, 400, 'templateID is required');
-      return send(res, 201, created(await registry.create(body)));
+      return send(res, 201, created(await registry.create(body, f.movedHomes ? 'moved' : '')));
     }
     if (route === 'GET /v2/sandboxes' || route === 'GET /sandboxes') {
       const filter = metadataFilter(url.searchParams.get('metadata'));

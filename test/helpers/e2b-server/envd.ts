@@ -64,6 +64,7 @@ export function envdHandler(registry: Registry, faults: () => Faults) {
     if (!sb)
       return sendJson(res, 502, { code: 502, message: 'The sandbox was not found', sandboxId: req.headers['e2b-sandbox-id'] ?? null });
     if (req.headers['x-access-token'] !== sb.accessToken) return sendJson(res, 401, { code: 401, message: 'invalid access token' });
+    registry.count(`envd ${url.pathname === '/files' ? `${req.method} /files` : url.pathname}`);
     try {
       if (url.pathname === '/health') {
         res.writeHead(204).end();

@@ -11,6 +11,8 @@ export interface Faults {
   cutStreamOn?: { match: string };
   /** Starting a command containing `match` fails (envd unavailable), e.g. to make a kill unconfirmable. */
   refuseStartOn?: { match: string };
+  /** Sandboxes created while set have their users' homes elsewhere: a template rebuilt with another home during a run. */
+  movedHomes?: boolean;
   /** A slow service: control-plane (`api`), creation (`create`, on top of `api`) and envd requests wait this long. */
   latencyMs?: { api?: number; create?: number; envd?: number };
 }

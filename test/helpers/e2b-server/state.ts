@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { killSandboxProcesses, TEMPLATE_PATH, type DoubleProcess } from './processes.js';
 
@@ -40,7 +40,7 @@ export class Registry {
   readonly history: { id: string; metadata: Record<string, string>; killedBy: string | null }[] = [];
   /** 'start' (sandboxId, command text) when a process starts: lets a test act at that moment. */
   readonly events = new EventEmitter();
-  /** Control-plane requests by route, e.g. `POST /v2/sandboxes`. */
+  /** Requests by route: control plane (`POST /v2/sandboxes`) and envd (`envd /process.Process/Start`, `envd POST /files`). */
   readonly requests: Record<string, number> = {};
 
   count(route: string): void {
@@ -58,15 +58,21 @@ export class Registry {
     return [...this.sandboxes.values()].filter((s) => s.alive);
   }
 
-  async create(body: {
-    templateID: string;
-    metadata?: Record<string, string>;
-    envVars?: Record<string, string>;
-    timeout?: number;
-  }): Promise<DoubleSandbox> {
+  /** `homesIn`: the folder of the users' homes inside the sandbox's (default: none, as `/root` and `/home/<user>` in a VM). */
+  async create(
+    body: {
+      templateID: string;
+      metadata?: Record<string, string>;
+      envVars?: Record<string, string>;
+      timeout?: number;
+    },
+    homesIn = '',
+  ): Promise<DoubleSandbox> {
     const id = `i${randomBytes(10).toString('hex')}`;
-    const dir = await mkdtemp(path.join(this.o.baseDir, `rg-e2b-sandbox-${id}-`));
-    const homes = new Map(this.o.users.map((u) => [u, u === 'root' ? path.join(dir, 'root') : path.join(dir, 'home', u)]));
+    // Named by the id alone, so paths inside differ from another sandbox's by the id only (a VM's are the same).
+    const dir = path.join(this.o.baseDir, `rg-e2b-sandbox-${id}`);
+    await mkdir(dir);
+    const homes = new Map(this.o.users.map((u) => [u, path.join(dir, homesIn, u === 'root' ? 'root' : path.join('home', u))]));
     // A real sandbox is a VM with a /tmp of its own: each double has one too (TMPDIR, see processes.ts).
     await mkdir(path.join(dir, 'tmp'));
     for (const home of homes.values()) {
