@@ -20,25 +20,25 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
       docker.listVolumes({ filters: { label: [label] } }).then((v) => v.Volumes ?? []),
     ]);
 
-  test('the pool hands out containers it started ahead of demand, never the same one twice, and close() drains it', async () => {
+  test('the pool hands out containers it started ahead of demand; within a run a destroyed sandbox’s container is reset and handed out again; close() removes them all', async () => {
     const backend = new DockerBackend(dockerTestOptions({ pool: 2 }));
     try {
       await backend.open('pool-test');
       expect(backend.pooled).toBe(2);
-      const ids = new Set<string>();
-      for (let i = 0; i < 2; i++) {
-        const sb = await backend.create({ runId: 'pool-test', fixtureId: `f${i}` });
-        // Made by the pool before the fixture asked (how fast a hand-out is: `npm run bench`).
-        expect((await docker.getContainer(sb.id).inspect()).Config.Labels[LABEL.role]).toBe('pool');
-        expect(ids.has(sb.id)).toBe(false);
-        ids.add(sb.id);
-        expect((await sb.exec('echo ready')).stdout).toBe('ready\n');
-        await sb.destroy();
-      }
-      // The next sandbox is a new container (a refill, or a cold one), not one handed out before.
-      const next = await backend.create({ runId: 'pool-test', fixtureId: 'f2' });
-      expect(ids.has(next.id)).toBe(false);
-      await next.destroy();
+      const [a, b] = [
+        await backend.create({ runId: 'pool-test', fixtureId: 'f0' }),
+        await backend.create({ runId: 'pool-test', fixtureId: 'f1' }),
+      ];
+      // Made by the pool before the fixture asked (how fast a hand-out is: `npm run bench`).
+      for (const sb of [a, b]) expect((await docker.getContainer(sb.id).inspect()).Config.Labels[LABEL.role]).toBe('pool');
+      expect(a.id).not.toBe(b.id);
+      expect((await a.exec('echo kept > f && echo ready')).stdout).toBe('ready\n');
+      await a.destroy();
+      // The next sandbox gets the container a had, emptied; b's is still its own.
+      const c = await backend.create({ runId: 'pool-test', fixtureId: 'f2' });
+      expect(c.id).toBe(a.id);
+      expect((await c.exec('ls -A; echo end')).stdout).toBe('end\n');
+      await Promise.all([b.destroy(), c.destroy()]);
     } finally {
       await backend.close();
     }
@@ -46,6 +46,38 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
     expect(containers).toEqual([]);
     expect(volumes).toEqual([]);
     await expect(backend.create({ runId: 'pool-test', fixtureId: 'late' })).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
+  });
+
+  test('a container serves at most maxUses sandboxes of a run; outside a run it serves one', async () => {
+    const backend = new DockerBackend(dockerTestOptions({ maxUses: 2 }));
+    try {
+      await backend.open('reuse-test');
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const sb = await backend.create({ runId: 'reuse-test', fixtureId: `f${i}` });
+        ids.push(sb.id);
+        await sb.destroy();
+      }
+      expect(ids[1]).toBe(ids[0]);
+      expect(ids[2]).not.toBe(ids[0]);
+      // The container that served its two sandboxes is gone with its volumes.
+      await expect(docker.getContainer(ids[0]!).inspect()).rejects.toMatchObject({ statusCode: 404 });
+      expect((await leftovers(`${LABEL.session}=${backend.session}`))[1].map((v) => v.Name).filter((n) => n.startsWith(ids[0]!))).toEqual(
+        [],
+      );
+    } finally {
+      await backend.close();
+    }
+    const outside = new DockerBackend(dockerTestOptions());
+    try {
+      const first = await outside.create({ runId: 'no-run', fixtureId: 'a' });
+      await first.destroy();
+      const second = await outside.create({ runId: 'no-run', fixtureId: 'b' });
+      expect(second.id).not.toBe(first.id);
+      await second.destroy();
+    } finally {
+      await outside.close();
+    }
   });
 
   test('close() removes what a sandbox left when it was never destroyed', async () => {

@@ -3,23 +3,14 @@ import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { hostCaBundles, type CaBundles } from './ca.js';
 import { dockerClient, engineFailure, pingEngine, profileOf } from './client.js';
-import {
-  containerOptions,
-  dockerLimits,
-  HOME_DIR,
-  KEEPER,
-  objectName,
-  SCRATCH_DIR,
-  volumeDriverOpts,
-  volumeNames,
-  WORKDIR,
-  type DockerLimits,
-} from './config.js';
+import { dockerLimits, HOME_DIR, objectName, SCRATCH_DIR, volumeDriverOpts, volumeNames, WORKDIR, type DockerLimits } from './config.js';
+import { startSandboxContainer, type PreparedContainer } from './container.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
 import { LABEL, ownerLabels, type Role } from './labels.js';
 import { resolveSetupNetwork } from './network.js';
-import { DockerSandbox, type PreparedContainer } from './sandbox.js';
+import { putThroughServer, resetContainer } from './reset.js';
+import { DockerSandbox } from './sandbox.js';
 import { sandboxEnv } from '../core/env.js';
 import { DEFAULT_LIMITS } from '../core/limits.js';
 import { WarmPool } from '../core/warm-pool.js';
@@ -38,6 +29,8 @@ export interface DockerBackendOptions {
   limits?: Partial<DockerLimits>;
   /** Network of commands that opt into it (default: `bridge` when the engine has one, else redgreen's own bridge; never `host`: network.ts). */
   setupNetwork?: string;
+  /** Sandboxes a container serves within a run before it is replaced (default 100). */
+  maxUses?: number;
   /** Another engine speaking the Docker API (Podman): its client, made by engineClient, and the backend's name. */
   docker?: Docker;
   name?: string;
@@ -47,10 +40,12 @@ export interface DockerBackendOptions {
 const CONTAINER_HOST_VARS = ['TZ', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'];
 
 /**
- * The Docker backend: a fresh container per sandbox (network none, no capabilities, read-only
- * root, limits), through the Engine API wherever DOCKER_HOST points. A run calls `open(runId)`
- * first (leftovers of dead runs are removed, the default image is checked, the pool warms up)
- * and `close()` last, also after Ctrl-C (the pool is drained, anything of this run left is removed).
+ * The Docker backend: a container per sandbox (network none, no capabilities, read-only root,
+ * limits), through the Engine API wherever DOCKER_HOST points. A run calls `open(runId)` first
+ * (leftovers of dead runs are removed, the default image is checked, the pool warms up) and
+ * `close()` last, also after Ctrl-C (the pool is drained, anything of this run left is removed).
+ * Between the two, a destroyed sandbox's container is reset and handed to the next sandbox of the
+ * same image (up to `maxUses` times); outside a run, each sandbox gets a new container.
  */
 export class DockerBackend implements SandboxBackend {
   readonly name: string;
@@ -66,6 +61,13 @@ export class DockerBackend implements SandboxBackend {
   private network?: Promise<string>;
   private ca?: Promise<CaBundles>;
   private readonly images = new Map<string, Promise<ImageInfo>>();
+  /** Between open and close: containers come back for reuse. */
+  private reusing = false;
+  /** Containers reset and waiting for the next sandbox of their image. */
+  private readonly idle = new Map<string, PreparedContainer[]>();
+  /** Containers being reset or removed: close() waits for them. */
+  private readonly recycling = new Set<Promise<void>>();
+  private readonly maxUses: number;
   /** Whether this engine limits volume size (see createVolumes). */
   sizedVolumes = true;
 
@@ -75,6 +77,7 @@ export class DockerBackend implements SandboxBackend {
     this.defaultImage = options.image ?? DEFAULT_IMAGE;
     this.limits = { ...dockerLimits(DEFAULT_LIMITS), ...options.limits };
     this.runId = options.runId ?? 'adhoc';
+    this.maxUses = options.maxUses ?? 100;
   }
 
   /** Fails, clearly and with a hint, when the engine does not answer or the default image is missing (for `--backend auto`). */
@@ -83,8 +86,15 @@ export class DockerBackend implements SandboxBackend {
     await this.image(this.defaultImage);
   }
 
+  /** Starts a run: what ready() does, and from now until close, containers are reused. */
+  async open(runId?: string): Promise<GcReport> {
+    const report = await this.ready(runId);
+    this.reusing = true;
+    return report;
+  }
+
   /** Checks the engine and the default image, removes dead runs' leftovers, fills the pool. Idempotent. */
-  open(runId?: string): Promise<GcReport> {
+  private ready(runId?: string): Promise<GcReport> {
     this.opened ??= this.doOpen(runId).catch((e: unknown) => {
       // Not cached: the engine may come up, or the image be built, while a run goes on.
       this.opened = undefined;
@@ -120,16 +130,39 @@ export class DockerBackend implements SandboxBackend {
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     if (this.closing) throw new RedgreenError('SANDBOX_FAILED', `${this.name}: the backend is closed (the run is ending)`);
-    await this.open(spec.runId);
+    await this.ready(spec.runId);
     const image = spec.image ?? this.defaultImage;
     const prepared =
-      (image === this.defaultImage ? this.pool?.take() : undefined) ?? (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
+      (spec.runId === this.runId ? this.idle.get(image)?.pop() : undefined) ??
+      (image === this.defaultImage ? this.pool?.take() : undefined) ??
+      (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
+    prepared.uses++;
     return new DockerSandbox(prepared, {
       backend: this.name,
       docker: this.docker,
       env: this.envFor(prepared),
       setupNetwork: () => (this.network ??= resolveSetupNetwork(this.docker, this.options.setupNetwork)),
+      recycle: (p, fit) => this.recycle(p, fit),
     });
+  }
+
+  /**
+   * A container back from its sandbox: within a run, reset and kept for the next sandbox of its
+   * image; removed instead when the sandbox says it is not fit (something still ran, a limit was
+   * hit), when it has served `maxUses` sandboxes, or when the reset fails. Never throws.
+   */
+  private recycle(p: PreparedContainer, fit: boolean): Promise<void> {
+    const done = (async () => {
+      const keep = fit && this.reusing && !this.closing && p.uses < this.maxUses && (await resetContainer(p, await this.caBundles()));
+      if (keep && !this.closing) {
+        const list = this.idle.get(p.image) ?? [];
+        list.push(p);
+        this.idle.set(p.image, list);
+      } else await this.discard(p);
+    })().catch(() => this.discard(p));
+    this.recycling.add(done);
+    void done.finally(() => this.recycling.delete(done));
+    return done;
   }
 
   /** Containers waiting in the warm pool. */
@@ -137,14 +170,21 @@ export class DockerBackend implements SandboxBackend {
     return this.pool?.available ?? 0;
   }
 
-  /** Drains the pool and removes whatever this backend created that is still there. Idempotent. */
+  /** Drains the pool, removes the containers kept for reuse and whatever this backend created that is still there. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.reusing = false;
       await this.opened?.catch(() => undefined);
       await this.pool?.drain();
+      await Promise.allSettled([...this.recycling]);
+      await Promise.all([...this.idle.values()].flatMap((list) => list.splice(0).map((p) => this.discard(p))));
       await collectGarbage(this.docker, { match: { [LABEL.session]: this.session }, ignoreLiveness: true }).catch(() => undefined);
     })();
     return this.closing;
+  }
+
+  private caBundles(): Promise<CaBundles> {
+    return (this.ca ??= hostCaBundles(process.env));
   }
 
   private image(name: string): Promise<ImageInfo> {
@@ -158,31 +198,37 @@ export class DockerBackend implements SandboxBackend {
     return p;
   }
 
-  /** Volumes, then the container (network none) on them, started. */
+  /** Volumes, then the container (network none, its command server attached) on them, started. */
   private async prepare(image: string, runId: string, fixtureId: string, role: Role): Promise<PreparedContainer> {
     const info = await this.image(image);
     const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
     const labels = { [LABEL.run]: runId, [LABEL.role]: role, [LABEL.fixture]: fixtureId, [LABEL.session]: this.session, ...ownerLabels() };
     const ulimits = profileOf(this.docker).ulimits;
     const plan = { image: info.ref, volume: name, labels, limits: this.limits, ...(ulimits ? { ulimits } : {}) };
-    const ca = await (this.ca ??= hostCaBundles(process.env));
-    let container: Docker.Container | undefined;
+    const ca = await this.caBundles();
+    const p: PreparedContainer = {
+      name,
+      image,
+      container: this.docker.getContainer(name),
+      server: null,
+      volume: name,
+      plan,
+      imagePath: info.path,
+      env: ca.env,
+      resettable: false,
+      uses: 0,
+      counters: { oomKills: 0, pidsMax: 0 },
+    };
     try {
       await this.createVolumes(name, labels);
-      container = await this.docker.createContainer(containerOptions({ ...plan, name, network: 'none', cmd: KEEPER, user: '0:0' }));
-      await container.start();
+      Object.assign(p, await startSandboxContainer(this.docker, plan, name));
+      p.resettable = p.server?.fresh ?? false;
       // After start: the volumes are filled from the image (owner included) only while still empty.
-      if (ca.archive) await container.putArchive(ca.archive, { path: SCRATCH_DIR });
-      return { name, container, volume: name, plan, imagePath: info.path, env: ca.env };
+      if (p.server && ca.fromRoot) await putThroughServer(p, ca.fromRoot);
+      else if (ca.archive) await p.container.putArchive(ca.archive, { path: SCRATCH_DIR });
+      return p;
     } catch (e) {
-      await this.discard({
-        name,
-        container: container ?? this.docker.getContainer(name),
-        volume: name,
-        plan,
-        imagePath: info.path,
-        env: {},
-      });
+      await this.discard(p);
       throw engineFailure(`create sandbox ${name}`, e, this.docker);
     }
   }
@@ -213,6 +259,7 @@ export class DockerBackend implements SandboxBackend {
 
   /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
   private async discard(p: PreparedContainer): Promise<void> {
+    p.server?.close();
     await p.container.remove({ force: true }).catch(() => undefined);
     await Promise.all(
       volumeNames(p.volume).map((v) =>
