@@ -19,8 +19,13 @@ describe('FramedStream', () => {
   test('a command’s bytes end exactly where its frame starts, wherever the chunks split them', async () => {
     for (let seed = 1; seed <= 50; seed++) {
       const token = randomBytes(16).toString('hex');
-      // Output that holds every prefix of the token, but never the whole of it.
-      const output = Buffer.concat([randomBytes(500), Buffer.from(token.slice(0, 31)), randomBytes(300), Buffer.from(token.slice(0, 5))]);
+      // Output that holds the token's longest prefix (ended by a byte no hex token has) and ends with another: never the whole of it.
+      const output = Buffer.concat([
+        randomBytes(500),
+        Buffer.from(`${token.slice(0, 31)}x`),
+        randomBytes(300),
+        Buffer.from(token.slice(0, 5)),
+      ]);
       const s = new FramedStream('test');
       const got: Buffer[] = [];
       const frame = s.expect(token, (b) => got.push(Buffer.from(b)));
@@ -30,6 +35,19 @@ describe('FramedStream', () => {
       expect(kept.length).toBe(output.length);
       expect(createHash('sha256').update(kept).digest('hex')).toBe(createHash('sha256').update(output).digest('hex'));
     }
+  });
+
+  test('output is passed on as it comes; only an end that could start the token waits for the next chunk', () => {
+    const token = 'e'.repeat(16) + 'f'.repeat(16);
+    const s = new FramedStream('test');
+    const got: string[] = [];
+    void s.expect(token, (b) => got.push(b.toString()));
+    s.push(Buffer.from('up\n'));
+    expect(got).toEqual(['up\n']);
+    s.push(Buffer.from('ab' + 'e'.repeat(5)));
+    expect(got).toEqual(['up\n', 'ab']);
+    s.push(Buffer.from('x'));
+    expect(got.join('')).toBe('up\nab' + 'e'.repeat(5) + 'x');
   });
 
   test('commands follow one another on the same stream', async () => {

@@ -47,8 +47,8 @@ export class FramedStream {
       this.frame = Buffer.alloc(0);
       return this.frameBytes(buf.subarray(at + this.token.length));
     }
-    // Keep back only what could still be the token's start.
-    const keep = Math.min(buf.length, this.token.length - 1);
+    // Keep back only an end that could still be the token's start: the rest goes on at once (live output).
+    const keep = tokenStartAtEnd(buf, this.token);
     const out = buf.subarray(0, buf.length - keep);
     this.carry = Buffer.from(buf.subarray(buf.length - keep));
     if (out.length) this.onData!(out);
@@ -79,4 +79,12 @@ export class FramedStream {
     this.token = this.onData = this.settle = this.reject = this.frame = null;
     reject?.(e);
   }
+}
+
+/** The length of the longest end of `buf` that is a start of `token` (shorter than the token). */
+function tokenStartAtEnd(buf: Buffer, token: Buffer): number {
+  for (let k = Math.min(buf.length, token.length - 1); k > 0; k--) {
+    if (buf[buf.length - k] === token[0] && buf.subarray(buf.length - k).equals(token.subarray(0, k))) return k;
+  }
+  return 0;
 }
