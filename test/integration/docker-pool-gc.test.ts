@@ -23,8 +23,9 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
   test('the pool hands out containers it started ahead of demand; within a run a destroyed sandbox’s container is reset and handed out again; close() removes them all', async () => {
     const backend = new DockerBackend(dockerTestOptions({ pool: 2 }));
     try {
+      // The run starts once the first container is ready; the second is made meanwhile.
       await backend.open('pool-test');
-      expect(backend.pooled).toBe(2);
+      expect(backend.pooled).toBeGreaterThanOrEqual(1);
       const [a, b] = [
         await backend.create({ runId: 'pool-test', fixtureId: 'f0' }),
         await backend.create({ runId: 'pool-test', fixtureId: 'f1' }),

@@ -57,16 +57,16 @@ export class DockerBackend implements SandboxBackend {
   private runId: string;
   private opened?: Promise<GcReport>;
   private closing?: Promise<void>;
-  private pool?: WarmPool<PreparedContainer>;
   private network?: Promise<string>;
   private ca?: Promise<CaBundles>;
   private readonly images = new Map<string, Promise<ImageInfo>>();
   /** Between open and close: containers come back for reuse. */
   private reusing = false;
-  /** Containers reset and waiting for the next sandbox of their image. */
-  private readonly idle = new Map<string, PreparedContainer[]>();
-  /** Containers being reset or removed: close() waits for them. */
-  private readonly recycling = new Set<Promise<void>>();
+  /**
+   * Containers of each image ready for a sandbox: made ahead (`--pool`, the default image only),
+   * or reset after a sandbox of the run (counted as on their way while the reset runs).
+   */
+  private readonly pools = new Map<string, WarmPool<PreparedContainer>>();
   private readonly maxUses: number;
   /** Whether this engine limits volume size (see createVolumes). */
   sizedVolumes = true;
@@ -108,22 +108,17 @@ export class DockerBackend implements SandboxBackend {
     await pingEngine(this.docker);
     const report = await collectGarbage(this.docker);
     await this.image(this.defaultImage);
-    const size = this.options.pool ?? 0;
-    if (size > 0) {
-      // A fixture that finds none ready creates its own (take()); three failed creations in a row
-      // mean a broken engine or image, so refills stop there.
-      const pool = new WarmPool<PreparedContainer>({
-        size,
-        make: () => this.prepare(this.defaultImage, this.runId, '', 'pool'),
-        discard: (p) => this.discard(p),
-        maxFailures: 3,
-      });
-      await pool.fill();
+    if ((this.options.pool ?? 0) > 0) {
+      // The run starts with the first container made: the others are made meanwhile. Three failed
+      // creations in a row mean a broken engine or image: refills stop there.
+      const pool = this.poolFor(this.defaultImage);
+      void pool.fill();
+      await pool.firstReady();
       if (!pool.available) {
         await pool.drain();
+        this.pools.delete(this.defaultImage);
         throw engineFailure('warm pool', pool.lastError, this.docker);
       }
-      this.pool = pool;
     }
     return report;
   }
@@ -132,10 +127,9 @@ export class DockerBackend implements SandboxBackend {
     if (this.closing) throw new RedgreenError('SANDBOX_FAILED', `${this.name}: the backend is closed (the run is ending)`);
     await this.ready(spec.runId);
     const image = spec.image ?? this.defaultImage;
-    const prepared =
-      (spec.runId === this.runId ? this.idle.get(image)?.pop() : undefined) ??
-      (image === this.defaultImage ? this.pool?.take() : undefined) ??
-      (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
+    // Only a sandbox of the run the pools were made for gets one of theirs (a reset one, or one made ahead).
+    const pool = spec.runId === this.runId ? (this.pools.get(image) ?? (this.reusing ? this.poolFor(image) : undefined)) : undefined;
+    const prepared = (await pool?.next()) ?? (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
     prepared.uses++;
     return new DockerSandbox(prepared, {
       backend: this.name,
@@ -147,37 +141,52 @@ export class DockerBackend implements SandboxBackend {
   }
 
   /**
-   * A container back from its sandbox: within a run, reset and kept for the next sandbox of its
-   * image; removed instead when the sandbox says it is not fit (something still ran, a limit was
-   * hit), when it has served `maxUses` sandboxes, or when the reset fails. Never throws.
+   * A container back from its sandbox: within a run, given back to its image's pool, which keeps
+   * it once reset (reset.ts) for the next sandbox; removed instead when the sandbox says it is not
+   * fit (something still ran, a limit was hit, it was broken), when it has served `maxUses`
+   * sandboxes, or when the reset fails. Only a removal is waited for; a reset goes on meanwhile,
+   * and a sandbox created before it ends waits for it. Never throws.
    */
-  private recycle(p: PreparedContainer, fit: boolean): Promise<void> {
-    const done = (async () => {
-      const keep = fit && this.reusing && !this.closing && p.uses < this.maxUses && (await resetContainer(p, await this.caBundles()));
-      if (keep && !this.closing) {
-        const list = this.idle.get(p.image) ?? [];
-        list.push(p);
-        this.idle.set(p.image, list);
-      } else await this.discard(p);
-    })().catch(() => this.discard(p));
-    this.recycling.add(done);
-    void done.finally(() => this.recycling.delete(done));
-    return done;
+  private async recycle(p: PreparedContainer, fit: boolean): Promise<void> {
+    const pool = this.pools.get(p.image);
+    if (fit && this.reusing && !this.closing && p.uses < this.maxUses && p.server && p.resettable) {
+      (pool ?? this.poolFor(p.image)).giveBack(
+        p,
+        this.caBundles().then((ca) => resetContainer(p, ca)),
+      );
+      return;
+    }
+    pool?.lost(p);
+    await this.discard(p);
   }
 
-  /** Containers waiting in the warm pool. */
+  /** The pool of an image's containers, made on first use. */
+  private poolFor(image: string): WarmPool<PreparedContainer> {
+    let pool = this.pools.get(image);
+    if (!pool) {
+      pool = new WarmPool<PreparedContainer>({
+        size: image === this.defaultImage ? (this.options.pool ?? 0) : 0,
+        make: () => this.prepare(image, this.runId, '', 'pool'),
+        discard: (p) => this.discard(p),
+        maxFailures: 3,
+        returns: true,
+      });
+      this.pools.set(image, pool);
+    }
+    return pool;
+  }
+
+  /** Containers of the default image ready in the pool. */
   get pooled(): number {
-    return this.pool?.available ?? 0;
+    return this.pools.get(this.defaultImage)?.available ?? 0;
   }
 
-  /** Drains the pool, removes the containers kept for reuse and whatever this backend created that is still there. Idempotent. */
+  /** Drains the pools (resets still running included) and removes whatever this backend created that is still there. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.reusing = false;
       await this.opened?.catch(() => undefined);
-      await this.pool?.drain();
-      await Promise.allSettled([...this.recycling]);
-      await Promise.all([...this.idle.values()].flatMap((list) => list.splice(0).map((p) => this.discard(p))));
+      await Promise.all([...this.pools.values()].map((pool) => pool.drain()));
       await collectGarbage(this.docker, { match: { [LABEL.session]: this.session }, ignoreLiveness: true }).catch(() => undefined);
     })();
     return this.closing;

@@ -141,10 +141,8 @@ export class CommandServer {
     ]);
     frames.catch(() => undefined); // awaited below, unless sending the input failed first
     let inputError: unknown;
-    if (input) {
-      await this.write(`put ${id} ${token} ${requestWords(req)}\n`);
-      inputError = await this.send(input);
-    } else this.stream.write(`run ${id} ${token} ${requestWords(req)}\n`);
+    if (input) inputError = await this.send(`put ${id} ${token} ${requestWords(req)}\n`, input);
+    else this.stream.write(`run ${id} ${token} ${requestWords(req)}\n`);
     const stop = stopper(input ? {} : req, () => void this.stream.write(`kill ${id}\n`));
     try {
       const [[outId, code, state, oom, pids, full], [errId]] = await frames;
@@ -164,33 +162,33 @@ export class CommandServer {
   }
 
   /**
-   * Sends a command's input in chunks, then the end of it. A read error of the input ends it
-   * early (the command sees a truncated input and fails) and is returned, not thrown: the server
-   * must still be told the input ended.
+   * Sends a request and its input in chunks, then the end of it, in as few writes as it can (all
+   * in one for a small input). A read error of the input ends it early (the command sees a
+   * truncated input and fails) and is returned, not thrown: the server must still be told the
+   * input ended.
    */
-  private async send(input: CommandInput): Promise<unknown> {
+  private async send(request: string, input: CommandInput): Promise<unknown> {
+    const parts: Buffer[] = [Buffer.from(request)];
     let held: Buffer[] = [];
     let size = 0;
-    const flush = async () => {
-      if (!size) return;
-      const chunk = held.length === 1 ? held[0]! : Buffer.concat(held);
+    const flush = async (last: boolean) => {
+      if (size) parts.push(Buffer.from(`${size}\n`), ...held);
+      if (last) parts.push(Buffer.from('0\n'));
       held = [];
       size = 0;
-      await this.write(`${chunk.length}\n`);
-      await this.write(chunk);
+      await this.write(Buffer.concat(parts.splice(0)));
     };
     let error: unknown;
     try {
       for await (const c of Buffer.isBuffer(input) ? [input] : input) {
         held.push(c);
         size += c.length;
-        if (size >= INPUT_CHUNK) await flush();
+        if (size >= INPUT_CHUNK) await flush(false);
       }
-      await flush();
     } catch (e) {
       error = e;
     }
-    await this.write('0\n');
+    await flush(true);
     return error;
   }
 
