@@ -106,21 +106,24 @@ export class DockerBackend implements SandboxBackend {
   private async doOpen(runId?: string): Promise<GcReport> {
     if (runId) this.runId = runId;
     await pingEngine(this.docker);
-    const report = await collectGarbage(this.docker);
-    await this.image(this.defaultImage);
-    if ((this.options.pool ?? 0) > 0) {
-      // The run starts with the first container made: the others are made meanwhile. Three failed
-      // creations in a row mean a broken engine or image: refills stop there.
-      const pool = this.poolFor(this.defaultImage);
-      void pool.fill();
-      await pool.firstReady();
-      if (!pool.available) {
-        await pool.drain();
-        this.pools.delete(this.defaultImage);
-        throw engineFailure('warm pool', pool.lastError, this.docker);
-      }
-    }
+    // Dead runs' leftovers are removed while the first containers are made: those are this run's, alive.
+    const [report] = await Promise.all([collectGarbage(this.docker), this.warmUp()]);
     return report;
+  }
+
+  /** Checks the default image and, with `--pool`, waits for the pool's first container (the others are made meanwhile). */
+  private async warmUp(): Promise<void> {
+    await this.image(this.defaultImage);
+    if (!this.options.pool) return;
+    // Three failed creations in a row mean a broken engine or image: refills stop there.
+    const pool = this.poolFor(this.defaultImage);
+    void pool.fill();
+    await pool.firstReady();
+    if (!pool.available) {
+      await pool.drain();
+      this.pools.delete(this.defaultImage);
+      throw engineFailure('warm pool', pool.lastError, this.docker);
+    }
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
