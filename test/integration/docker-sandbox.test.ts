@@ -78,6 +78,13 @@ describe.skipIf(unavailable)('docker backend', () => {
     expect((await sb.exec('echo alive')).stdout).toBe('alive\n');
   });
 
+  test('commands asked for at once in one sandbox each get their own output and exit code (one runs after the other)', async () => {
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => sb.exec(`echo out-${i}; echo err-${i} >&2; sleep 0.1; exit ${i}`, { timeoutMs: 60_000 })),
+    );
+    runs.forEach((r, i) => expect([r.stdout, r.stderr, r.exitCode, r.timedOut]).toEqual([`out-${i}\n`, `err-${i}\n`, i, false]));
+  });
+
   test('a write refused before it reads its input leaves the server in step', async () => {
     await sb.exec('ln -s /tmp link');
     await expect(sb.writeFiles([{ path: 'link/x.txt', content: Buffer.alloc(3 * 1024 * 1024, 1) }])).rejects.toMatchObject({

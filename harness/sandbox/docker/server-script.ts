@@ -39,7 +39,9 @@ import { FULL_BELOW_BYTES } from '../core/limits.js';
  * says "ok", and the next command gets a new token).
  *
  * The server writes nothing but frames: the runner's stray messages would land in a command's
- * output. Background jobs of a shell ignore SIGINT and SIGQUIT, so `env --default-signal` gives
+ * output. A command's stdout and stderr are the same pipes, opened anew (/proc/self/fd): a command
+ * that makes its output non-blocking (Node does) changes its own open file, never the server's, so
+ * a frame is never cut short by a full pipe. Background jobs of a shell ignore SIGINT and SIGQUIT, so `env --default-signal` gives
  * every command a fresh process's signal dispositions.
  */
 const AS_USER = `setpriv --reuid=${SANDBOX_UID} --regid=${SANDBOX_GID} --clear-groups --`;
@@ -91,10 +93,10 @@ run() {
     # Input chunks (<length> line, then that many bytes; 0 ends them), exactly: what the command
     # leaves unread is drained, so the next request is read as one.
     while IFS= read -r len && [ "$len" -gt 0 ]; do head -c "$len"; done |
-      { ${AS_USER} "$@"; c=$?; cat >/dev/null; exit $c; }
+      { ${AS_USER} "$@" >/proc/self/fd/1 2>/proc/self/fd/2; c=$?; cat >/dev/null; exit $c; }
     code=$? state=dirty
   else
-    ${AS_USER} "$@" </dev/null &
+    ${AS_USER} "$@" </dev/null >/proc/self/fd/1 2>/proc/self/fd/2 &
     child=$! state=dirty
     while :; do
       wait "$child"; code=$?
