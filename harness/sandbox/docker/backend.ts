@@ -3,7 +3,7 @@ import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { hostCaBundles, type CaBundles } from './ca.js';
 import { dockerClient, engineFailure, pingEngine, profileOf } from './client.js';
-import { dockerLimits, HOME_DIR, objectName, SCRATCH_DIR, volumeDriverOpts, volumeNames, WORKDIR, type DockerLimits } from './config.js';
+import { dockerLimits, objectName, SCRATCH_DIR, type DockerLimits } from './config.js';
 import { startSandboxContainer, type PreparedContainer } from './container.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
@@ -11,10 +11,10 @@ import { LABEL, ownerLabels, type Role } from './labels.js';
 import { resolveSetupNetwork } from './network.js';
 import { putThroughServer, resetContainer } from './reset.js';
 import { DockerSandbox } from './sandbox.js';
-import { sandboxEnv } from '../core/env.js';
+import { containerEnv } from './sandbox-env.js';
+import { SandboxVolumes } from './volumes.js';
 import { DEFAULT_LIMITS } from '../core/limits.js';
 import { WarmPool } from '../core/warm-pool.js';
-import { MARKER_VAR } from '../core/kill-script.js';
 import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
 export interface DockerBackendOptions {
@@ -35,9 +35,6 @@ export interface DockerBackendOptions {
   docker?: Docker;
   name?: string;
 }
-
-/** Host variables that mean the same inside a container; paths (PATH, CA bundles, PYENV_ROOT) do not. */
-const CONTAINER_HOST_VARS = ['TZ', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'];
 
 /**
  * The Docker backend: a container per sandbox (network none, no capabilities, read-only root,
@@ -68,8 +65,7 @@ export class DockerBackend implements SandboxBackend {
    */
   private readonly pools = new Map<string, WarmPool<PreparedContainer>>();
   private readonly maxUses: number;
-  /** Whether this engine limits volume size (see createVolumes). */
-  sizedVolumes = true;
+  private readonly volumes: SandboxVolumes;
 
   constructor(private readonly options: DockerBackendOptions = {}) {
     this.name = options.name ?? 'docker';
@@ -78,6 +74,12 @@ export class DockerBackend implements SandboxBackend {
     this.limits = { ...dockerLimits(DEFAULT_LIMITS), ...options.limits };
     this.runId = options.runId ?? 'adhoc';
     this.maxUses = options.maxUses ?? 100;
+    this.volumes = new SandboxVolumes(this.docker, this.limits);
+  }
+
+  /** Whether this engine limits the size of the sandbox volumes (Podman before 4.4 does not). */
+  get sizedVolumes(): boolean {
+    return this.volumes.sized;
   }
 
   /** Fails, clearly and with a hint, when the engine does not answer or the default image is missing (for `--backend auto`). */
@@ -137,7 +139,7 @@ export class DockerBackend implements SandboxBackend {
     return new DockerSandbox(prepared, {
       backend: this.name,
       docker: this.docker,
-      env: this.envFor(prepared),
+      env: containerEnv(prepared, this.options.passEnv ?? []),
       setupNetwork: () => (this.network ??= resolveSetupNetwork(this.docker, this.options.setupNetwork)),
       recycle: (p, fit) => this.recycle(p, fit),
     });
@@ -232,7 +234,7 @@ export class DockerBackend implements SandboxBackend {
       counters: { oomKills: 0, pidsMax: 0 },
     };
     try {
-      await this.createVolumes(name, labels);
+      await this.volumes.create(name, labels);
       Object.assign(p, await startSandboxContainer(this.docker, plan, name));
       p.resettable = p.server?.fresh ?? false;
       // After start: the volumes are filled from the image (owner included) only while still empty.
@@ -245,61 +247,10 @@ export class DockerBackend implements SandboxBackend {
     }
   }
 
-  /**
-   * The sandbox's volumes, each a tmpfs of the disk limit. An engine that refuses a size on a
-   * tmpfs volume (Podman before 4.4 takes it for a project quota) gets plain ones: the disk
-   * limit is then not enforced there, and `sizedVolumes` says so.
-   */
-  private async createVolumes(name: string, labels: Record<string, string>): Promise<void> {
-    const create = (sized: boolean) =>
-      Promise.all(
-        volumeNames(name).map((Name) =>
-          this.docker.createVolume({ Name, Labels: labels, ...(sized ? { DriverOpts: volumeDriverOpts(this.limits) } : {}) }),
-        ),
-      );
-    if (this.sizedVolumes) {
-      try {
-        await create(true);
-        return;
-      } catch (e) {
-        if (!/size.*not supported/i.test(engineFailure('create volume', e, this.docker).message)) throw e;
-        this.sizedVolumes = false;
-      }
-    }
-    await create(false);
-  }
-
   /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
   private async discard(p: PreparedContainer): Promise<void> {
     p.server?.close();
     await p.container.remove({ force: true }).catch(() => undefined);
-    await Promise.all(
-      volumeNames(p.volume).map((v) =>
-        this.docker
-          .getVolume(v)
-          .remove()
-          .catch(() => undefined),
-      ),
-    );
-  }
-
-  /** The allowlisted environment, with the image's PATH and copies of the host's CA bundles: host paths mean nothing in the container. */
-  private envFor(p: PreparedContainer): Record<string, string> {
-    const passEnv = this.options.passEnv ?? [];
-    const host: NodeJS.ProcessEnv = {};
-    for (const k of [...CONTAINER_HOST_VARS, ...passEnv]) if (process.env[k] !== undefined) host[k] = process.env[k];
-    return sandboxEnv({
-      host,
-      passEnv,
-      extra: p.env,
-      fixed: {
-        PATH: p.imagePath,
-        HOME: HOME_DIR,
-        TMPDIR: '/tmp',
-        [MARKER_VAR]: p.name,
-        REDGREEN_WORKSPACE: WORKDIR,
-        REDGREEN_SCRATCH: SCRATCH_DIR,
-      },
-    });
+    await this.volumes.remove(p.volume);
   }
 }

@@ -4,15 +4,15 @@ import { describeError, RedgreenError } from '../../errors.js';
 import { statusOf } from './client.js';
 import { SCRATCH_DIR, WORKDIR } from './config.js';
 import { startSandboxContainer, type PreparedContainer } from './container.js';
-import { containerExec, execSimple, SWEEPER } from './exec.js';
+import { execSimple } from './exec.js';
+import { ExecMode } from './exec-mode.js';
 import { LABEL } from './labels.js';
-import { judgeLimits, probeLimits } from './limit-probe.js';
+import { judgeLimits } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
 import * as files from './files.js';
 import { fsError } from './paths.js';
-import type { CommandInput, CommandRequest } from './server.js';
+import type { CommandInput, CommandRequest, ServerOutcome } from './server.js';
 import { OutputCapture } from './stream.js';
-import type { LimitHit } from '../core/limits.js';
 import type { ExecOptions, ExecResult, FileToWrite, OutputStream, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
 export interface DockerSandboxDeps {
@@ -50,9 +50,8 @@ export class DockerSandbox implements Sandbox {
   /** A command ran into a limit: the container is not reused. */
   private limitHit = false;
   private replacing?: Promise<void>;
-  private sweeping?: Promise<void>;
-  /** Exec API commands running now: their sweep waits until none is. */
-  private commands = 0;
+  /** Commands through the Exec API, when the image cannot run the command server. */
+  private readonly execMode: ExecMode;
   private readonly running = new Set<Promise<unknown>>();
   private readonly setupContainers = new Set<Docker.Container>();
 
@@ -62,6 +61,11 @@ export class DockerSandbox implements Sandbox {
   ) {
     this.id = c.name;
     this.backend = deps.backend;
+    this.execMode = new ExecMode(deps.docker, {
+      current: () => this.c,
+      replace: (old, why) => this.replace(old, why),
+      gone: (old) => (this.destroyed ? 'destroyed' : this.c !== old || this.broken ? 'replaced' : undefined),
+    });
   }
 
   private assertUsable(): void {
@@ -81,7 +85,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
-    await this.sweeping;
+    await this.execMode.sweeping;
     await this.replacing;
     this.assertUsable();
     let cwd = WORKDIR;
@@ -115,7 +119,14 @@ export class DockerSandbox implements Sandbox {
       );
     }
     const c = this.c;
-    return this.track(c.server ? this.onServer(c, req) : this.onExec(c, req));
+    const { result: r, limits } = await this.track(c.server ? this.onServer(c, req) : this.execMode.run(c, req));
+    if (!limits || this.c !== c) return r;
+    // Which limit a failed command ran into: what the container's counters added since the last command says.
+    const hit = r.exitCode !== 0 && !r.aborted ? judgeLimits(c.plan.limits, c.counters, limits, r) : null;
+    c.counters = limits.counters;
+    if (!hit) return r;
+    this.limitHit = true;
+    return { ...r, limit: hit };
   }
 
   /**
@@ -124,13 +135,18 @@ export class DockerSandbox implements Sandbox {
    * container is then replaced. A server that died took the container with it (and a tmpfs
    * volume's content, once no container mounts it): the sandbox cannot go on.
    */
-  private async onServer(c: PreparedContainer, req: CommandRequest, input?: CommandInput): Promise<ExecResult> {
+  private async onServer(c: PreparedContainer, req: CommandRequest, input?: CommandInput): Promise<ServerOutcome> {
     let o;
     try {
       o = await c.server!.run(req, input);
     } catch (e) {
       // Removed by destroy() while it ran: the command was killed with its container.
-      if (this.destroyed) return new OutputCapture(req.maxOutputBytes).result(137, { timedOut: false, aborted: false });
+      if (this.destroyed)
+        return {
+          result: new OutputCapture(req.maxOutputBytes).result(137, { timedOut: false, aborted: false }),
+          state: 'ok',
+          limits: null,
+        };
       const state = await c.container.inspect().then(
         (i) => ` (container ${i.State.Status}, exit ${i.State.ExitCode}${i.State.OOMKilled ? ', out of memory' : ''})`,
         () => '',
@@ -147,49 +163,7 @@ export class DockerSandbox implements Sandbox {
       );
     }
     if (o.state === 'dirty') await this.replace(c, 'a command left processes that could not be killed from inside the container');
-    const r = o.result;
-    if (!o.limits || this.c !== c) return r;
-    const hit = r.exitCode !== 0 && !r.aborted ? judgeLimits(c.plan.limits, c.counters, o.limits, r) : null;
-    c.counters = o.limits.counters;
-    return hit ? this.limited(r, hit) : r;
-  }
-
-  /** One command through the Exec API (an image without what the server needs), and the sweep of what it left once none runs. */
-  private async onExec(c: PreparedContainer, req: CommandRequest): Promise<ExecResult> {
-    this.commands++;
-    let r: ExecResult;
-    try {
-      r = await containerExec(this.deps.docker, c.container, {
-        ...req,
-        onKillFailed: (why) => this.replace(c, why),
-        gone: () => (this.destroyed ? 'destroyed' : this.c !== c || this.broken ? 'replaced' : undefined),
-      });
-    } finally {
-      this.commands--;
-    }
-    if (!this.commands && this.c === c) await (this.sweeping ??= this.sweep(c));
-    if (r.exitCode === 0 || r.aborted || this.c !== c) return r;
-    // Which limit it ran into, if any: asked with one more exec (the server says it in its frames).
-    const now = await probeLimits((argv) => execSimple(this.deps.docker, c.container, argv));
-    if (!now || this.c !== c) return r;
-    const hit = judgeLimits(c.plan.limits, c.counters, now, r);
-    c.counters = now.counters;
-    return hit ? this.limited(r, hit) : r;
-  }
-
-  /**
-   * Once no Exec API command runs, kills every process of the sandbox user (SWEEPER): also what
-   * escaped the wrapper's reap by dropping the marker from its environment. If that cannot start
-   * (no pid left) or confirm, the container is replaced.
-   */
-  private async sweep(c: PreparedContainer): Promise<void> {
-    try {
-      const r = await execSimple(this.deps.docker, c.container, ['/bin/sh', '-c', SWEEPER]).catch((e: unknown) => e as Error);
-      if (r instanceof Error || r.exitCode !== 0)
-        await this.replace(c, `what a command left could not be killed (${r instanceof Error ? r.message : r.stderr.trim()})`);
-    } finally {
-      this.sweeping = undefined;
-    }
+    return o;
   }
 
   /** A short internal command (files, path checks, the limit probe) in the current container, as the sandbox user. */
@@ -199,17 +173,8 @@ export class DockerSandbox implements Sandbox {
   ): Promise<ExecResult> {
     const c = this.c;
     if (!c.server) return execSimple(this.deps.docker, c.container, argv);
-    return this.onServer(
-      c,
-      { argv, env: { PATH: c.imagePath }, cwd: '/', onOutput: o.onOutput, maxOutputBytes: o.maxOutputBytes },
-      o.input,
-    );
-  }
-
-  /** A command that ran into a limit: its result names it, and the container is not reused. */
-  private limited(r: ExecResult, hit: LimitHit): ExecResult {
-    this.limitHit = true;
-    return { ...r, limit: hit };
+    const req = { argv, env: {}, cwd: '/', internal: true, onOutput: o.onOutput, maxOutputBytes: o.maxOutputBytes };
+    return (await this.onServer(c, req, o.input)).result;
   }
 
   /**
