@@ -91,9 +91,9 @@ run() {
   eval "set -- $words"
   if [ "$kind" = put ]; then
     # Input chunks (<length> line, then that many bytes; 0 ends them), exactly: what the command
-    # leaves unread is drained, so the next request is read as one.
+    # leaves unread is drained (cat only if a line is left), so the next request is read as one.
     while IFS= read -r len && [ "$len" -gt 0 ]; do head -c "$len"; done |
-      { ${AS_USER} "$@" >/proc/self/fd/1 2>/proc/self/fd/2; c=$?; cat >/dev/null; exit $c; }
+      { ${AS_USER} "$@" >/proc/self/fd/1 2>/proc/self/fd/2; c=$?; ! IFS= read -r _ || cat >/dev/null; exit $c; }
     code=$? state=dirty
   else
     ${AS_USER} "$@" </dev/null >/proc/self/fd/1 2>/proc/self/fd/2 &
