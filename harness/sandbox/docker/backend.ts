@@ -249,8 +249,10 @@ export class DockerBackend implements SandboxBackend {
 
   /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
   private async discard(p: PreparedContainer): Promise<void> {
-    p.server?.close();
+    // Removed before its server's input is closed: Podman does not remove a container that is
+    // stopping on its own (its server read the end of its input).
     await p.container.remove({ force: true }).catch(() => undefined);
+    p.server?.close();
     await this.volumes.remove(p.volume);
   }
 }

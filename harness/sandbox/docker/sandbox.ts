@@ -192,8 +192,8 @@ export class DockerSandbox implements Sandbox {
       } catch (e) {
         this.broken = `${why}, and no new container could be started (${describeError(e)})`;
       } finally {
-        old.server?.close();
         await old.container.remove({ force: true }).catch(() => undefined);
+        old.server?.close();
         this.replacing = undefined;
       }
     })();

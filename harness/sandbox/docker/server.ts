@@ -114,6 +114,8 @@ export class CommandServer {
       }
       throw new Error(`the command server said ${JSON.stringify(mode)}`);
     } catch (e) {
+      // Removed before its input closes: Podman does not remove a container stopping on its own.
+      await container.remove({ force: true }).catch(() => undefined);
       server.close();
       throw e;
     }
