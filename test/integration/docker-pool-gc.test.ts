@@ -7,6 +7,8 @@ import { collectGarbage } from '../../harness/sandbox/docker/gc.js';
 import { DEFAULT_IMAGE } from '../../harness/sandbox/docker/image.js';
 import { currentOwner, LABEL, ownerLabels } from '../../harness/sandbox/docker/labels.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
+import { podmanClient } from '../../harness/sandbox/podman/client.js';
+import { backendCases } from '../helpers/backends.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 
 const unavailable = dockerUnavailableReason();
@@ -161,5 +163,39 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
         await backend.close();
       }
     });
+  });
+});
+
+/** Both engines: what a sandbox leaves once destroyed, in a run (reused, then removed at close) and outside one (removed at once). */
+const engines = (await backendCases()).filter((c) => c.name === 'docker' || c.name === 'podman');
+describe.each(engines)('$name: nothing is left', ({ name, make }) => {
+  test('after destroy outside a run, and after close within one (a reused container included)', async () => {
+    const backend = (await make()) as DockerBackend;
+    const client = name === 'podman' ? podmanClient() : dockerClient();
+    const mine = async () => {
+      const label = [`${LABEL.session}=${backend.session}`];
+      const [containers, volumes] = await Promise.all([
+        client.listContainers({ all: true, filters: { label } }),
+        client.listVolumes({ filters: { label } }).then((v) => v.Volumes ?? []),
+      ]);
+      return [...containers.map((c) => c.Names[0]), ...volumes.map((v) => v.Name)];
+    };
+    try {
+      for (const id of ['x', 'y', 'z']) {
+        const once = await backend.create({ runId: 'leftovers', fixtureId: id });
+        await once.exec('echo x > f');
+        await once.destroy();
+        expect(await mine()).toEqual([]);
+      }
+      await backend.open('leftovers');
+      for (const id of ['a', 'b']) {
+        const sb = await backend.create({ runId: 'leftovers', fixtureId: id });
+        await sb.exec('echo x > f');
+        await sb.destroy();
+      }
+    } finally {
+      await backend.close();
+    }
+    expect(await mine()).toEqual([]);
   });
 });
