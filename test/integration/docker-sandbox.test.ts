@@ -64,6 +64,47 @@ describe.skipIf(unavailable)('docker backend', () => {
     expect((await sb.exec('echo alive')).stdout).toBe('alive\n');
   });
 
+  test('commands start with a new process’s signal handling, and cannot stop, trace or read the command server', async () => {
+    expect((await sb.exec('grep -E "^Sig(Ign|Blk)" /proc/self/status')).stdout).toBe(
+      'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n',
+    );
+    const server = `for p in /proc/[0-9]*; do case "$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)" in *redgreen-server*) echo \${p#/proc/}; break;; esac; done`;
+    const r = await sb.exec(
+      `s=$(${server}); test -n "$s" && echo found; kill -STOP $s || echo no-stop; kill -9 $s || echo no-kill; ` +
+        `cat /proc/$s/environ >/dev/null 2>&1 || echo no-environ; head -c1 /proc/$s/fd/0 >/dev/null 2>&1 || echo no-stdin; ` +
+        `python3 -c "import ctypes, sys; sys.exit(ctypes.CDLL(None).ptrace(16, int(sys.argv[1]), 0, 0) == 0)" $s && echo no-trace`,
+    );
+    expect(r.stdout).toBe('found\nno-stop\nno-kill\nno-environ\nno-stdin\nno-trace\n');
+    expect((await sb.exec('echo alive')).stdout).toBe('alive\n');
+  });
+
+  test('commands asked for at once in one sandbox each get their own output and exit code (one runs after the other)', async () => {
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => sb.exec(`echo out-${i}; echo err-${i} >&2; sleep 0.1; exit ${i}`, { timeoutMs: 60_000 })),
+    );
+    runs.forEach((r, i) => expect([r.stdout, r.stderr, r.exitCode, r.timedOut]).toEqual([`out-${i}\n`, `err-${i}\n`, i, false]));
+  });
+
+  test('a write refused before it reads its input leaves the server in step', async () => {
+    await sb.exec('ln -s /tmp link');
+    await expect(sb.writeFiles([{ path: 'link/x.txt', content: Buffer.alloc(3 * 1024 * 1024, 1) }])).rejects.toMatchObject({
+      code: 'SANDBOX_PATH_UNSAFE',
+    });
+    expect((await sb.exec('ls /tmp; echo next')).stdout).toBe('next\n');
+  });
+
+  test('the engine killing a container under a command is an infrastructure error, never a result', async () => {
+    const running = sb.exec(`echo up; sleep ${uniqueSleep()}`, {
+      onOutput: () =>
+        void docker
+          .getContainer(sb.id)
+          .kill()
+          .catch(() => undefined),
+    });
+    await expect(running).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
+    await expect(sb.exec('true')).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
+  });
+
   test('destroy leaves no container and no volume behind', async () => {
     await sb.exec('echo x > f');
     await sb.destroy();
@@ -111,5 +152,29 @@ describe.skipIf(unavailable)('docker backend', () => {
     await sb.exec('mkdir d');
     await expect(sb.readFile('d')).rejects.toMatchObject({ code: 'EISDIR' });
     await expect(sb.writeFiles([{ path: 'd', content: 'x' }])).rejects.toMatchObject({ code: 'EISDIR' });
+  });
+});
+
+describe.skipIf(unavailable)('docker backend: a container that ran into a limit', () => {
+  test('is not handed to the next sandbox of the run', async () => {
+    const backend = new DockerBackend(
+      dockerTestOptions({ runId: 'limit-reuse', limits: { memoryBytes: 1024 ** 3, cpus: 1, pids: 512, tmpBytes: 8 * 1024 ** 2 } }),
+    );
+    await backend.open('limit-reuse');
+    try {
+      const first = await backend.create({ runId: 'limit-reuse', fixtureId: 'full' });
+      const r = await first.exec('head -c 9000000 /dev/zero > /tmp/fill');
+      expect(r.limit).toMatchObject({ kind: 'disk' });
+      await first.destroy();
+      const second = await backend.create({ runId: 'limit-reuse', fixtureId: 'next' });
+      expect(second.id).not.toBe(first.id);
+      await second.destroy();
+      // While a clean one is.
+      const third = await backend.create({ runId: 'limit-reuse', fixtureId: 'again' });
+      expect(third.id).toBe(second.id);
+      await third.destroy();
+    } finally {
+      await backend.close();
+    }
   });
 });

@@ -363,6 +363,37 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
         expect(next.stdout).toBe('forked\n');
       });
 
+      test('within a run, a new sandbox sees nothing of one destroyed before it: processes, shared memory, message queues, IPC objects, environment', async () => {
+        const runBackend = await make();
+        await runBackend.open?.('conformance-reuse-ipc');
+        const t = uniqueSleep();
+        // How many System V IPC objects the sandbox sees, then the names in /dev/shm and /dev/mqueue.
+        const look =
+          'cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | grep -vc "^ *key"; find /dev/shm /dev/mqueue -mindepth 1 2>/dev/null';
+        try {
+          const first = await runBackend.create({ runId: 'conformance-reuse-ipc', fixtureId: 'first' });
+          const made = await first.exec(
+            `{ ipcmk -M 4096 && ipcmk -Q && ipcmk -S 1; } >/dev/null && echo x > /dev/shm/rg-shm-mark && ` +
+              `python3 -c "import os; os.close(os.open('/dev/mqueue/rg-mq-mark', os.O_CREAT | os.O_WRONLY))"; ` +
+              `(setsid sleep ${t} >/dev/null 2>&1 &); ${look}`,
+            { env: { REDGREEN_FIRST_ONLY: 'from-the-first' } },
+          );
+          // The first sandbox did make them (wherever the backend gives it /dev/shm and /dev/mqueue).
+          expect(Number(made.stdout.split('\n')[0])).toBeGreaterThanOrEqual(3);
+          await first.destroy();
+          const second = await runBackend.create({ runId: 'conformance-reuse-ipc', fixtureId: 'second' });
+          // The pattern does not match its own text, so neither grep nor its shell counts.
+          const seen = await second.exec(
+            `${look}; env | grep -c FIRST_ONLY; grep -l '[${t[0]}]${t.slice(1)}' /proc/[0-9]*/cmdline 2>/dev/null | wc -l`,
+          );
+          expect(seen.stdout).toBe('0\n0\n0\n');
+          await second.destroy();
+          expect(processesWith(t)).toEqual([]);
+        } finally {
+          await runBackend.close?.();
+        }
+      });
+
       test('no capabilities inside', async () => {
         const r = await sb.exec(['sh', '-c', 'grep CapEff /proc/self/status']);
         expect(r.stdout.trim()).toBe('CapEff:\t0000000000000000');

@@ -75,3 +75,76 @@ describe('warm pool', () => {
     await p.drain();
   });
 });
+
+describe('warm pool whose items come back', () => {
+  function returning(size: number) {
+    let n = 0;
+    const made: number[] = [];
+    const discarded: number[] = [];
+    const p = new WarmPool<number>({
+      size,
+      make: async () => (made.push(++n), n),
+      discard: async (i) => void discarded.push(i),
+      returns: true,
+    });
+    return { p, made, discarded };
+  }
+
+  it('refills only what is lost: items handed out count against its size until they come back', async () => {
+    const { p, made, discarded } = returning(2);
+    await p.fill();
+    const [a, b] = [p.take(), p.take()];
+    await p.settled();
+    expect(made).toEqual([1, 2]);
+    p.giveBack(a!, Promise.resolve(true));
+    await p.settled();
+    expect(p.take()).toBe(a);
+    p.lost(b!);
+    await p.settled();
+    expect(made).toEqual([1, 2, 3]);
+    p.giveBack(a!, Promise.resolve(false));
+    await p.settled();
+    expect(discarded).toEqual([a]);
+    expect(made).toEqual([1, 2, 3, 4]);
+    await p.drain();
+  });
+
+  it('next() waits for an item being made fit; items it did not make are kept too, unfit ones discarded', async () => {
+    const { p, discarded } = returning(0);
+    expect(await p.next()).toBeUndefined();
+    let fit!: (ok: boolean) => void;
+    p.giveBack(41, new Promise<boolean>((r) => (fit = r)));
+    const waiting = p.next();
+    fit(true);
+    expect(await waiting).toBe(41);
+    p.giveBack(41, Promise.resolve(false));
+    p.giveBack(42, Promise.reject(new Error('reset failed')));
+    await p.settled();
+    expect(discarded).toEqual([41, 42]);
+    expect(await p.next()).toBeUndefined();
+    p.giveBack(43, Promise.resolve(true));
+    await p.drain();
+    expect(discarded).toEqual([41, 42, 43]);
+  });
+});
+
+describe('warm pool start', () => {
+  it('firstReady() resolves with the first item made, or once every creation failed', async () => {
+    const { p, gate, open } = pool({ size: 2 });
+    gate(true);
+    void p.fill();
+    let ready = false;
+    const first = p.firstReady().then(() => (ready = true));
+    await Promise.resolve();
+    expect(ready).toBe(false);
+    open();
+    await first;
+    expect(p.available).toBeGreaterThan(0);
+    await p.drain();
+    const failing = pool({ size: 2, fail: true, maxFailures: 2 });
+    void failing.p.fill();
+    await failing.p.firstReady();
+    expect(failing.p.available).toBe(0);
+    await failing.p.drain();
+  });
+});

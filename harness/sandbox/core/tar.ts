@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import path from 'node:path';
 import tar from 'tar-stream';
 import type { TreeEntry } from './tree.js';
@@ -24,6 +24,9 @@ export interface PackOptions {
 
 export type TarHeader = Parameters<tar.Pack['entry']>[0];
 
+/** Files up to this size are read in one synchronous call: a stream each costs more than a small fixture's file. */
+const SMALL_FILE = 1024 * 1024;
+
 /** Adds one entry whose body is in memory. */
 export function tarEntry(pack: tar.Pack, header: TarHeader, body: Buffer | string = ''): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -45,7 +48,8 @@ export async function streamEntry(pack: tar.Pack, header: TarHeader, body: Async
 
 /**
  * One archive of a host tree listed by `walkTree` (so escaping symlinks were already refused),
- * streamed from disk: folders and files with their modes, inner symlinks. `pack` is the archive
+ * read from disk as it is sent (small files at once, others streamed): folders and files with
+ * their modes, inner symlinks. `pack` is the archive
  * to send; `done` settles with the counts once every entry is in it, or with the first read error
  * (the archive is then destroyed with it).
  */
@@ -61,7 +65,10 @@ export function packTree(root: string, entries: readonly TreeEntry[], o: PackOpt
         await tarEntry(pack, { ...named(e.rel), type: 'symlink', linkname: e.target, mode: 0o777 });
         files++;
       } else {
-        await streamEntry(pack, { ...named(e.rel), type: 'file', mode: e.mode, size: e.size }, createReadStream(path.join(root, e.rel)));
+        const header = { ...named(e.rel), type: 'file' as const, mode: e.mode, size: e.size };
+        const file = path.join(root, e.rel);
+        if (e.size <= SMALL_FILE) await tarEntry(pack, header, readFileSync(file));
+        else await streamEntry(pack, header, createReadStream(file));
         files++;
         bytes += e.size;
       }

@@ -1,8 +1,11 @@
 /**
  * A warm pool, as the Docker seed keeps one: `size` sandboxes created and prepared ahead of
  * demand, so a fixture's create phase is a hand-over instead of a round trip to the engine or
- * service. Each one is handed out once and never comes back — a sandbox is destroyed after its
- * fixture, never reused — and a replacement is started at once.
+ * service. By default each one is handed out once and never comes back, and a replacement is
+ * started at once. With `returns`, what is handed out comes back (`giveBack`, once made fit for
+ * the next user, e.g. a container reset) or is `lost` (removed): it counts against `size`
+ * meanwhile, so refills only replace what is lost, and an item being made fit counts as one on
+ * its way. Items given back beyond `size` are kept too: reuse is always cheaper than making one.
  *
  * A fixture that finds none ready either creates its own at once (`take`) or waits for one
  * already on its way rather than asking for one more (`next`, for a service that limits how fast
@@ -18,6 +21,8 @@ export interface WarmPoolOptions<T> {
   maxIdleMs?: number;
   /** Default: refills never stop. */
   maxFailures?: number;
+  /** Handed-out items come back or are lost (see above). */
+  returns?: boolean;
 }
 
 interface Ready<T> {
@@ -32,6 +37,8 @@ export class WarmPool<T> {
   private readonly waiters: ((item: T | undefined) => void)[] = [];
   private draining = false;
   private failures = 0;
+  /** With `returns`: handed out and neither back nor lost yet. */
+  private readonly lent = new Set<T>();
   /** Items handed out. */
   hits = 0;
   /** The last error a creation hit. */
@@ -44,7 +51,7 @@ export class WarmPool<T> {
     while (
       !this.draining &&
       this.failures < (this.o.maxFailures ?? Infinity) &&
-      this.ready.length + this.pending.size - this.waiters.length < this.o.size
+      this.ready.length + this.pending.size + this.lent.size - this.waiters.length < this.o.size
     ) {
       const p: Promise<void> = this.o
         .make()
@@ -100,12 +107,48 @@ export class WarmPool<T> {
   }
 
   private handedOut(item: T | undefined): void {
-    if (item !== undefined) this.hits++;
+    if (item !== undefined) {
+      this.hits++;
+      if (this.o.returns) this.lent.add(item);
+    }
     void this.fill();
+  }
+
+  /**
+   * With `returns`: an item comes back (one this pool made or not) once `fit` says it is fit for
+   * the next user; until then it counts as one on its way (next() waits for it). Unfit, or given
+   * back while draining, it is discarded and a refill replaces it.
+   */
+  giveBack(item: T, fit: Promise<boolean>): void {
+    this.lent.delete(item);
+    let back = false;
+    const p: Promise<void> = fit
+      .catch(() => false)
+      .then((ok) => {
+        back = ok && !this.draining;
+        return back ? this.arrive(item) : this.o.discard(item);
+      })
+      .then(() => undefined)
+      .finally(() => {
+        this.pending.delete(p);
+        // Counted as on its way until now: a replacement can start only once it is not.
+        if (!back) void this.fill();
+      });
+    this.pending.add(p);
+  }
+
+  /** With `returns`: an item handed out will not come back (the caller removed it); a refill replaces it. */
+  lost(item: T): void {
+    if (this.lent.delete(item)) void this.fill();
   }
 
   get available(): number {
     return this.ready.length;
+  }
+
+  /** Resolves once an item is ready, or once every creation started so far has failed. */
+  async firstReady(): Promise<void> {
+    while (!this.ready.length && this.pending.size) await Promise.race([...this.pending]);
   }
 
   /** Resolves when the creations started so far have finished (succeeded or not). */

@@ -3,27 +3,18 @@ import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { hostCaBundles, type CaBundles } from './ca.js';
 import { dockerClient, engineFailure, pingEngine, profileOf } from './client.js';
-import {
-  containerOptions,
-  dockerLimits,
-  HOME_DIR,
-  KEEPER,
-  objectName,
-  SCRATCH_DIR,
-  volumeDriverOpts,
-  volumeNames,
-  WORKDIR,
-  type DockerLimits,
-} from './config.js';
+import { dockerLimits, objectName, SCRATCH_DIR, type DockerLimits } from './config.js';
+import { startSandboxContainer, type PreparedContainer } from './container.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
 import { LABEL, ownerLabels, type Role } from './labels.js';
 import { resolveSetupNetwork } from './network.js';
-import { DockerSandbox, type PreparedContainer } from './sandbox.js';
-import { sandboxEnv } from '../core/env.js';
+import { putThroughServer, resetContainer } from './reset.js';
+import { DockerSandbox } from './sandbox.js';
+import { containerEnv } from './sandbox-env.js';
+import { SandboxVolumes } from './volumes.js';
 import { DEFAULT_LIMITS } from '../core/limits.js';
 import { WarmPool } from '../core/warm-pool.js';
-import { MARKER_VAR } from '../core/kill-script.js';
 import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
 export interface DockerBackendOptions {
@@ -38,19 +29,20 @@ export interface DockerBackendOptions {
   limits?: Partial<DockerLimits>;
   /** Network of commands that opt into it (default: `bridge` when the engine has one, else redgreen's own bridge; never `host`: network.ts). */
   setupNetwork?: string;
+  /** Sandboxes a container serves within a run before it is replaced (default 100). */
+  maxUses?: number;
   /** Another engine speaking the Docker API (Podman): its client, made by engineClient, and the backend's name. */
   docker?: Docker;
   name?: string;
 }
 
-/** Host variables that mean the same inside a container; paths (PATH, CA bundles, PYENV_ROOT) do not. */
-const CONTAINER_HOST_VARS = ['TZ', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'];
-
 /**
- * The Docker backend: a fresh container per sandbox (network none, no capabilities, read-only
- * root, limits), through the Engine API wherever DOCKER_HOST points. A run calls `open(runId)`
- * first (leftovers of dead runs are removed, the default image is checked, the pool warms up)
- * and `close()` last, also after Ctrl-C (the pool is drained, anything of this run left is removed).
+ * The Docker backend: a container per sandbox (network none, no capabilities, read-only root,
+ * limits), through the Engine API wherever DOCKER_HOST points. A run calls `open(runId)` first
+ * (leftovers of dead runs are removed, the default image is checked, the pool warms up) and
+ * `close()` last, also after Ctrl-C (the pool is drained, anything of this run left is removed).
+ * Between the two, a destroyed sandbox's container is reset and handed to the next sandbox of the
+ * same image (up to `maxUses` times); outside a run, each sandbox gets a new container.
  */
 export class DockerBackend implements SandboxBackend {
   readonly name: string;
@@ -62,12 +54,18 @@ export class DockerBackend implements SandboxBackend {
   private runId: string;
   private opened?: Promise<GcReport>;
   private closing?: Promise<void>;
-  private pool?: WarmPool<PreparedContainer>;
   private network?: Promise<string>;
   private ca?: Promise<CaBundles>;
   private readonly images = new Map<string, Promise<ImageInfo>>();
-  /** Whether this engine limits volume size (see createVolumes). */
-  sizedVolumes = true;
+  /** Between open and close: containers come back for reuse. */
+  private reusing = false;
+  /**
+   * Containers of each image ready for a sandbox: made ahead (`--pool`, the default image only),
+   * or reset after a sandbox of the run (counted as on their way while the reset runs).
+   */
+  private readonly pools = new Map<string, WarmPool<PreparedContainer>>();
+  private readonly maxUses: number;
+  private readonly volumes: SandboxVolumes;
 
   constructor(private readonly options: DockerBackendOptions = {}) {
     this.name = options.name ?? 'docker';
@@ -75,6 +73,13 @@ export class DockerBackend implements SandboxBackend {
     this.defaultImage = options.image ?? DEFAULT_IMAGE;
     this.limits = { ...dockerLimits(DEFAULT_LIMITS), ...options.limits };
     this.runId = options.runId ?? 'adhoc';
+    this.maxUses = options.maxUses ?? 100;
+    this.volumes = new SandboxVolumes(this.docker, this.limits);
+  }
+
+  /** Whether this engine limits the size of the sandbox volumes (Podman before 4.4 does not). */
+  get sizedVolumes(): boolean {
+    return this.volumes.sized;
   }
 
   /** Fails, clearly and with a hint, when the engine does not answer or the default image is missing (for `--backend auto`). */
@@ -83,8 +88,15 @@ export class DockerBackend implements SandboxBackend {
     await this.image(this.defaultImage);
   }
 
+  /** Starts a run: what ready() does, and from now until close, containers are reused. */
+  async open(runId?: string): Promise<GcReport> {
+    const report = await this.ready(runId);
+    this.reusing = true;
+    return report;
+  }
+
   /** Checks the engine and the default image, removes dead runs' leftovers, fills the pool. Idempotent. */
-  open(runId?: string): Promise<GcReport> {
+  private ready(runId?: string): Promise<GcReport> {
     this.opened ??= this.doOpen(runId).catch((e: unknown) => {
       // Not cached: the engine may come up, or the image be built, while a run goes on.
       this.opened = undefined;
@@ -96,55 +108,97 @@ export class DockerBackend implements SandboxBackend {
   private async doOpen(runId?: string): Promise<GcReport> {
     if (runId) this.runId = runId;
     await pingEngine(this.docker);
-    const report = await collectGarbage(this.docker);
-    await this.image(this.defaultImage);
-    const size = this.options.pool ?? 0;
-    if (size > 0) {
-      // A fixture that finds none ready creates its own (take()); three failed creations in a row
-      // mean a broken engine or image, so refills stop there.
-      const pool = new WarmPool<PreparedContainer>({
-        size,
-        make: () => this.prepare(this.defaultImage, this.runId, '', 'pool'),
-        discard: (p) => this.discard(p),
-        maxFailures: 3,
-      });
-      await pool.fill();
-      if (!pool.available) {
-        await pool.drain();
-        throw engineFailure('warm pool', pool.lastError, this.docker);
-      }
-      this.pool = pool;
-    }
+    // Dead runs' leftovers are removed while the first containers are made: those are this run's, alive.
+    const [report] = await Promise.all([collectGarbage(this.docker), this.warmUp()]);
     return report;
+  }
+
+  /** Checks the default image and, with `--pool`, waits for the pool's first container (the others are made meanwhile). */
+  private async warmUp(): Promise<void> {
+    await this.image(this.defaultImage);
+    if (!this.options.pool) return;
+    // Three failed creations in a row mean a broken engine or image: refills stop there.
+    const pool = this.poolFor(this.defaultImage);
+    void pool.fill();
+    await pool.firstReady();
+    if (!pool.available) {
+      await pool.drain();
+      this.pools.delete(this.defaultImage);
+      throw engineFailure('warm pool', pool.lastError, this.docker);
+    }
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     if (this.closing) throw new RedgreenError('SANDBOX_FAILED', `${this.name}: the backend is closed (the run is ending)`);
-    await this.open(spec.runId);
+    await this.ready(spec.runId);
     const image = spec.image ?? this.defaultImage;
-    const prepared =
-      (image === this.defaultImage ? this.pool?.take() : undefined) ?? (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
+    // Only a sandbox of the run the pools were made for gets one of theirs (a reset one, or one made ahead).
+    const pool = spec.runId === this.runId ? (this.pools.get(image) ?? (this.reusing ? this.poolFor(image) : undefined)) : undefined;
+    const prepared = (await pool?.next()) ?? (await this.prepare(image, spec.runId, spec.fixtureId, 'sandbox'));
+    prepared.uses++;
     return new DockerSandbox(prepared, {
       backend: this.name,
       docker: this.docker,
-      env: this.envFor(prepared),
+      env: containerEnv(prepared, this.options.passEnv ?? []),
       setupNetwork: () => (this.network ??= resolveSetupNetwork(this.docker, this.options.setupNetwork)),
+      recycle: (p, fit) => this.recycle(p, fit),
     });
   }
 
-  /** Containers waiting in the warm pool. */
-  get pooled(): number {
-    return this.pool?.available ?? 0;
+  /**
+   * A container back from its sandbox: within a run, given back to its image's pool, which keeps
+   * it once reset (reset.ts) for the next sandbox; removed instead when the sandbox says it is not
+   * fit (something still ran, a limit was hit, it was broken), when it has served `maxUses`
+   * sandboxes, or when the reset fails. Only a removal is waited for; a reset goes on meanwhile,
+   * and a sandbox created before it ends waits for it. Never throws.
+   */
+  private async recycle(p: PreparedContainer, fit: boolean): Promise<void> {
+    const pool = this.pools.get(p.image);
+    if (fit && this.reusing && !this.closing && p.uses < this.maxUses && p.server && p.resettable) {
+      (pool ?? this.poolFor(p.image)).giveBack(
+        p,
+        this.caBundles().then((ca) => resetContainer(p, ca)),
+      );
+      return;
+    }
+    pool?.lost(p);
+    await this.discard(p);
   }
 
-  /** Drains the pool and removes whatever this backend created that is still there. Idempotent. */
+  /** The pool of an image's containers, made on first use. */
+  private poolFor(image: string): WarmPool<PreparedContainer> {
+    let pool = this.pools.get(image);
+    if (!pool) {
+      pool = new WarmPool<PreparedContainer>({
+        size: image === this.defaultImage ? (this.options.pool ?? 0) : 0,
+        make: () => this.prepare(image, this.runId, '', 'pool'),
+        discard: (p) => this.discard(p),
+        maxFailures: 3,
+        returns: true,
+      });
+      this.pools.set(image, pool);
+    }
+    return pool;
+  }
+
+  /** Containers of the default image ready in the pool. */
+  get pooled(): number {
+    return this.pools.get(this.defaultImage)?.available ?? 0;
+  }
+
+  /** Drains the pools (resets still running included) and removes whatever this backend created that is still there. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.reusing = false;
       await this.opened?.catch(() => undefined);
-      await this.pool?.drain();
+      await Promise.all([...this.pools.values()].map((pool) => pool.drain()));
       await collectGarbage(this.docker, { match: { [LABEL.session]: this.session }, ignoreLiveness: true }).catch(() => undefined);
     })();
     return this.closing;
+  }
+
+  private caBundles(): Promise<CaBundles> {
+    return (this.ca ??= hostCaBundles(process.env));
   }
 
   private image(name: string): Promise<ImageInfo> {
@@ -158,89 +212,47 @@ export class DockerBackend implements SandboxBackend {
     return p;
   }
 
-  /** Volumes, then the container (network none) on them, started. */
+  /** Volumes, then the container (network none, its command server attached) on them, started. */
   private async prepare(image: string, runId: string, fixtureId: string, role: Role): Promise<PreparedContainer> {
     const info = await this.image(image);
     const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
     const labels = { [LABEL.run]: runId, [LABEL.role]: role, [LABEL.fixture]: fixtureId, [LABEL.session]: this.session, ...ownerLabels() };
     const ulimits = profileOf(this.docker).ulimits;
     const plan = { image: info.ref, volume: name, labels, limits: this.limits, ...(ulimits ? { ulimits } : {}) };
-    const ca = await (this.ca ??= hostCaBundles(process.env));
-    let container: Docker.Container | undefined;
+    const ca = await this.caBundles();
+    const p: PreparedContainer = {
+      name,
+      image,
+      container: this.docker.getContainer(name),
+      server: null,
+      volume: name,
+      plan,
+      imagePath: info.path,
+      env: ca.env,
+      resettable: false,
+      uses: 0,
+      counters: { oomKills: 0, pidsMax: 0 },
+    };
     try {
-      await this.createVolumes(name, labels);
-      container = await this.docker.createContainer(containerOptions({ ...plan, name, network: 'none', cmd: KEEPER, user: '0:0' }));
-      await container.start();
+      await this.volumes.create(name, labels);
+      Object.assign(p, await startSandboxContainer(this.docker, plan, name));
+      p.resettable = p.server?.fresh ?? false;
       // After start: the volumes are filled from the image (owner included) only while still empty.
-      if (ca.archive) await container.putArchive(ca.archive, { path: SCRATCH_DIR });
-      return { name, container, volume: name, plan, imagePath: info.path, env: ca.env };
+      if (p.server && ca.fromRoot) await putThroughServer(p, ca.fromRoot);
+      else if (ca.archive) await p.container.putArchive(ca.archive, { path: SCRATCH_DIR });
+      return p;
     } catch (e) {
-      await this.discard({
-        name,
-        container: container ?? this.docker.getContainer(name),
-        volume: name,
-        plan,
-        imagePath: info.path,
-        env: {},
-      });
+      await this.discard(p);
       throw engineFailure(`create sandbox ${name}`, e, this.docker);
     }
   }
 
-  /**
-   * The sandbox's volumes, each a tmpfs of the disk limit. An engine that refuses a size on a
-   * tmpfs volume (Podman before 4.4 takes it for a project quota) gets plain ones: the disk
-   * limit is then not enforced there, and `sizedVolumes` says so.
-   */
-  private async createVolumes(name: string, labels: Record<string, string>): Promise<void> {
-    const create = (sized: boolean) =>
-      Promise.all(
-        volumeNames(name).map((Name) =>
-          this.docker.createVolume({ Name, Labels: labels, ...(sized ? { DriverOpts: volumeDriverOpts(this.limits) } : {}) }),
-        ),
-      );
-    if (this.sizedVolumes) {
-      try {
-        await create(true);
-        return;
-      } catch (e) {
-        if (!/size.*not supported/i.test(engineFailure('create volume', e, this.docker).message)) throw e;
-        this.sizedVolumes = false;
-      }
-    }
-    await create(false);
-  }
-
   /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
   private async discard(p: PreparedContainer): Promise<void> {
+    // Removed before its server's input is closed: Podman does not remove a container that is
+    // stopping on its own (its server read the end of its input).
     await p.container.remove({ force: true }).catch(() => undefined);
-    await Promise.all(
-      volumeNames(p.volume).map((v) =>
-        this.docker
-          .getVolume(v)
-          .remove()
-          .catch(() => undefined),
-      ),
-    );
-  }
-
-  /** The allowlisted environment, with the image's PATH and copies of the host's CA bundles: host paths mean nothing in the container. */
-  private envFor(p: PreparedContainer): Record<string, string> {
-    const passEnv = this.options.passEnv ?? [];
-    const host: NodeJS.ProcessEnv = {};
-    for (const k of [...CONTAINER_HOST_VARS, ...passEnv]) if (process.env[k] !== undefined) host[k] = process.env[k];
-    return sandboxEnv({
-      host,
-      passEnv,
-      extra: p.env,
-      fixed: {
-        PATH: p.imagePath,
-        HOME: HOME_DIR,
-        TMPDIR: '/tmp',
-        [MARKER_VAR]: p.name,
-        REDGREEN_WORKSPACE: WORKDIR,
-        REDGREEN_SCRATCH: SCRATCH_DIR,
-      },
-    });
+    p.server?.close();
+    await this.volumes.remove(p.volume);
   }
 }

@@ -16,8 +16,10 @@ const CA_DIR = '.ca';
 export interface CaBundles {
   /** Variable → path inside the sandbox. */
   env: Record<string, string>;
-  /** An archive of the copies, to extract in the scratch folder; null when the host names none. */
+  /** An archive of the copies, to extract in the scratch folder (archive API); null when the host names none. */
   archive: Buffer | null;
+  /** The same, named from / (what the command server's tar extracts). */
+  fromRoot: Buffer | null;
 }
 
 /** Reads the bundles the host's variables name (unreadable ones are left out, as a missing variable would be). */
@@ -39,5 +41,7 @@ export async function hostCaBundles(host: NodeJS.ProcessEnv): Promise<CaBundles>
     }
     env[name] = inside;
   }
-  return { env, archive: files.length ? await packFiles(files, { owner: OWNER, dirs: [CA_DIR] }) : null };
+  if (!files.length) return { env, archive: null, fromRoot: null };
+  const fromRoot = files.map((f) => ({ ...f, name: `${SCRATCH_DIR.slice(1)}/${f.name}` }));
+  return { env, archive: await packFiles(files, { owner: OWNER, dirs: [CA_DIR] }), fromRoot: await packFiles(fromRoot) };
 }

@@ -14,8 +14,6 @@ export interface EngineProfile {
   hint: string;
   /** Set on every container (an engine whose defaults exceed what this host allows). */
   ulimits?: { Name: string; Soft: number; Hard: number }[];
-  /** The archive API's stat follows symlinks, so a dangling one looks absent (Podman): ask a shell. */
-  statFollowsLinks?: boolean;
 }
 
 const profiles = new WeakMap<Docker, EngineProfile>();

@@ -12,8 +12,6 @@ import { MIB, type SandboxLimits } from '../core/limits.js';
 export const WORKDIR = '/workspace';
 export const SCRATCH_DIR = '/redgreen';
 export const HOME_DIR = '/home/sandbox';
-/** Keeps a sandbox's container up under its init; `sleep` with a plain number works in coreutils and busybox. */
-export const KEEPER = ['sleep', '2147483647'];
 /** Mount point → volume-name suffix. */
 export const VOLUME_MOUNTS = [
   [WORKDIR, 'ws'],
@@ -77,12 +75,16 @@ export interface ContainerPlan {
   network: string;
   cmd: string[];
   /**
-   * Who the main process runs as. A sandbox's keeper runs as root (with no capabilities) so that
-   * commands, all run as SANDBOX_USER, cannot kill it and take the sandbox down with them.
+   * Who the main process runs as. A sandbox's server runs as root (with no capability but those it
+   * needs to start commands as SANDBOX_USER) so that commands cannot kill, trace or read it.
    */
   user: string;
   env?: string[];
   workingDir?: string;
+  /** The main process reads requests on stdin (the command server), attached once by the harness. */
+  stdin?: boolean;
+  /** Capabilities the main process keeps (the server's SETUID/SETGID; what it starts runs without any). */
+  capAdd?: string[];
   /** rlimits the engine must be told (see EngineProfile.ulimits). */
   ulimits?: { Name: string; Soft: number; Hard: number }[];
 }
@@ -111,16 +113,19 @@ export function containerOptions(p: ContainerPlan): Docker.ContainerCreateOption
     Labels: p.labels,
     ...(p.env ? { Env: p.env } : {}),
     WorkingDir: p.workingDir ?? WORKDIR,
-    AttachStdin: false,
+    AttachStdin: p.stdin ?? false,
     AttachStdout: true,
     AttachStderr: true,
     Tty: false,
-    OpenStdin: false,
+    OpenStdin: p.stdin ?? false,
+    // The container's input ends with the harness's connection: its server then exits.
+    StdinOnce: p.stdin ?? false,
     HostConfig: {
       Init: true,
       NetworkMode: p.network,
       ReadonlyRootfs: true,
       CapDrop: ['ALL'],
+      ...(p.capAdd ? { CapAdd: p.capAdd } : {}),
       SecurityOpt: ['no-new-privileges'],
       IpcMode: 'private',
       Memory: p.limits.memoryBytes,

@@ -6,11 +6,17 @@ import { engineFailure, envList } from './client.js';
 import { SANDBOX_USER } from './config.js';
 import { ExecOutput, stopper } from './stream.js';
 import { EXEC_MARKER_VAR, REAP_FUNCTION } from '../core/kill-script.js';
-import type { ExecResult, OutputStream } from '../core/types.js';
+import type { ExecResult } from '../core/types.js';
+import type { CommandRequest } from './server.js';
 
 /** The wrapper's exit when it could not finish its job (see WRAPPER); it then says why on stderr. */
 export const WRAPPER_FAILED_EXIT = 255;
 const WRAPPER_SAYS = 'redgreen-exec:';
+
+/*
+ * Commands through the Exec API: how a container whose image cannot run the command server
+ * (server-script.ts) runs them, one exec each.
+ */
 
 /**
  * Runs "$@" and, once it exits, kills whatever it left behind: no process outlives the command
@@ -88,17 +94,6 @@ export function wrapped(argv: readonly string[]): string[] {
 
 export function newMarker(): string {
   return randomBytes(8).toString('hex');
-}
-
-/** What a command needs, however the backend runs it (an exec, or a container of its own). */
-export interface CommandRequest {
-  argv: readonly string[];
-  env: Record<string, string>;
-  cwd: string;
-  timeoutMs?: number;
-  maxOutputBytes?: number;
-  onOutput?: (stream: OutputStream, chunk: Buffer) => void;
-  signal?: AbortSignal;
 }
 
 export interface ContainerExecRequest extends CommandRequest {

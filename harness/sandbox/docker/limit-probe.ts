@@ -1,6 +1,5 @@
-import type Docker from 'dockerode';
 import { HOME_DIR, SCRATCH_DIR, WORKDIR, type DockerLimits } from './config.js';
-import { execSimple } from './exec.js';
+import type { RunInside } from './paths.js';
 import { FULL_BELOW_BYTES, limitHit, SIGXFSZ_EXIT, type LimitHit } from '../core/limits.js';
 import type { ExecResult } from '../core/types.js';
 
@@ -11,16 +10,16 @@ export interface LimitCounters {
 }
 
 // cgroup v2 (the container's own cgroup namespace) first, then v1's per-controller mounts.
-const MEMORY_FILES = ['/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control'];
-const PIDS_FILES = ['/sys/fs/cgroup/pids.events', '/sys/fs/cgroup/pids/pids.events'];
-const MOUNTS: [string, string][] = [
+export const MEMORY_FILES = ['/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control'];
+export const PIDS_FILES = ['/sys/fs/cgroup/pids.events', '/sys/fs/cgroup/pids/pids.events'];
+export const MOUNTS: [string, string][] = [
   [WORKDIR, `the workspace (${WORKDIR})`],
   [HOME_DIR, `HOME (${HOME_DIR})`],
   [SCRATCH_DIR, `the scratch folder (${SCRATCH_DIR})`],
   ['/tmp', '/tmp'],
 ];
 
-/** Plain sh, cat and df (coreutils or busybox): any image runs it. */
+/** The counters and what is left on each volume and /tmp: plain sh, cat and df (coreutils or busybox), so any image runs it. */
 const PROBE = `for f in ${[...MEMORY_FILES, ...PIDS_FILES].join(' ')}; do [ -r "$f" ] && { echo "== $f"; cat "$f"; }; done
 echo "== df"; df -Pk ${MOUNTS.map(([m]) => m).join(' ')} 2>/dev/null; true`;
 
@@ -49,28 +48,36 @@ function fullMount(df: string): string | undefined {
     .find((f) => f.length >= 6 && /^\d+$/.test(f[3]!) && Number(f[3]) * 1024 < FULL_BELOW_BYTES)?.[5];
 }
 
+/** What the container says after a command: its counters, and a volume or /tmp left full (its mount point). */
+export interface LimitReading {
+  counters: LimitCounters;
+  fullMount: string | null;
+}
+
 /**
- * Which limit a failed command ran into, asked of the container after it ended (one short exec,
- * only for a non-zero exit): an OOM kill or a fork refused at the pids limit since `before`, a
- * file past RLIMIT_FSIZE (the command died of SIGXFSZ), or a volume or /tmp left full. Null when
- * the probe itself cannot run: the result then says nothing more than before.
+ * Which limit a failed command ran into: an OOM kill or a fork refused at the pids limit since
+ * `before`, a file past RLIMIT_FSIZE (the command died of SIGXFSZ), or a volume or /tmp left full.
  */
-export async function probeLimits(
-  docker: Docker,
-  container: Docker.Container,
-  limits: DockerLimits,
-  before: LimitCounters,
-  r: ExecResult,
-): Promise<{ hit: LimitHit | null; counters: LimitCounters } | null> {
-  const probe = await execSimple(docker, container, ['/bin/sh', '-c', PROBE]).catch(() => null);
+export function judgeLimits(limits: DockerLimits, before: LimitCounters, now: LimitReading, r: ExecResult): LimitHit | null {
+  const full = MOUNTS.find(([m]) => m === now.fullMount);
+  if (now.counters.oomKills > before.oomKills) return limitHit.memory(limits.memoryBytes);
+  if (r.exitCode === SIGXFSZ_EXIT) return limitHit.fileSize(limits.fileSizeBytes);
+  if (full) return limitHit.disk(full[1], full[0] === '/tmp' ? limits.tmpBytes : limits.diskBytes);
+  if (now.counters.pidsMax > before.pidsMax) return limitHit.pids(limits.pids);
+  return null;
+}
+
+/**
+ * What the container says after a failed command, asked with one short exec (a container whose
+ * commands go through the Exec API; the command server tells it in its frames). Null when the
+ * probe itself cannot run: the result then says nothing more than before.
+ */
+export async function probeLimits(run: RunInside): Promise<LimitReading | null> {
+  const probe = await run(['/bin/sh', '-c', PROBE]).catch(() => null);
   if (!probe || probe.exitCode !== 0) return null;
   const s = sections(probe.stdout);
-  const counters = { oomKills: counter(s, MEMORY_FILES, 'oom_kill'), pidsMax: counter(s, PIDS_FILES, 'max') };
-  const full = MOUNTS.find(([m]) => m === fullMount(s.get('df') ?? ''));
-  let hit: LimitHit | null = null;
-  if (counters.oomKills > before.oomKills) hit = limitHit.memory(limits.memoryBytes);
-  else if (r.exitCode === SIGXFSZ_EXIT) hit = limitHit.fileSize(limits.fileSizeBytes);
-  else if (full) hit = limitHit.disk(full[1], full[0] === '/tmp' ? limits.tmpBytes : limits.diskBytes);
-  else if (counters.pidsMax > before.pidsMax) hit = limitHit.pids(limits.pids);
-  return { hit, counters };
+  return {
+    counters: { oomKills: counter(s, MEMORY_FILES, 'oom_kill'), pidsMax: counter(s, PIDS_FILES, 'max') },
+    fullMount: fullMount(s.get('df') ?? '') ?? null,
+  };
 }

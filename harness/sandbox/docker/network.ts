@@ -2,7 +2,8 @@ import type Docker from 'dockerode';
 import { describeError, RedgreenError } from '../../errors.js';
 import { engineFailure, envList, profileOf, statusOf } from './client.js';
 import { containerOptions, SANDBOX_USER, type ContainerPlan } from './config.js';
-import { newMarker, wrapped, type CommandRequest } from './exec.js';
+import { newMarker, wrapped } from './exec.js';
+import type { CommandRequest } from './server.js';
 import { EXEC_MARKER_VAR } from '../core/kill-script.js';
 import { LABEL } from './labels.js';
 import { ExecOutput, stopper } from './stream.js';
@@ -78,7 +79,7 @@ export async function resolveBuildNetwork(docker: Docker, preferred?: string): P
 }
 
 export interface NetworkRunRequest extends CommandRequest {
-  plan: Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'user'>;
+  plan: Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'user' | 'stdin' | 'capAdd'>;
   /** Tracks the container so the sandbox's destroy() can remove it while it runs. */
   track: (c: Docker.Container, running: boolean) => void;
   /** Whether the sandbox was destroyed: the container vanishing is then a killed command. */

@@ -1,29 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { describeError, RedgreenError } from '../../errors.js';
-import { OWNER, readSingleFile } from './archive.js';
-import { engineFailure, profileOf, statusOf } from './client.js';
-import { containerOptions, KEEPER, SCRATCH_DIR, volumeNames, WORKDIR, type ContainerPlan } from './config.js';
-import { containerExec, execSimple, SWEEPER } from './exec.js';
+import { statusOf } from './client.js';
+import { SCRATCH_DIR, WORKDIR } from './config.js';
+import { startSandboxContainer, type PreparedContainer } from './container.js';
+import { execSimple } from './exec.js';
+import { ExecMode } from './exec-mode.js';
 import { LABEL } from './labels.js';
-import { probeLimits, type LimitCounters } from './limit-probe.js';
+import { judgeLimits } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
-import { assertNoSymlink, fsError, insideRoots, type InsidePath, type PathCheck } from './paths.js';
-import { packFiles, packTree } from '../core/tar.js';
-import { walkTree } from '../core/tree.js';
-import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
-
-/** A started container with its volume, ready to be handed out as a sandbox. */
-export interface PreparedContainer {
-  name: string;
-  container: Docker.Container;
-  volume: string;
-  plan: Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'name' | 'network' | 'user'>;
-  /** The image's PATH. */
-  imagePath: string;
-  /** Variables that point at files copied into this container (CA bundles). */
-  env: Record<string, string>;
-}
+import * as files from './files.js';
+import { fsError } from './paths.js';
+import type { CommandInput, CommandRequest, ServerOutcome } from './server.js';
+import { OutputCapture } from './stream.js';
+import type { ExecOptions, ExecResult, FileToWrite, OutputStream, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
 export interface DockerSandboxDeps {
   /** The backend's name (docker, podman). */
@@ -32,16 +22,22 @@ export interface DockerSandboxDeps {
   env: Record<string, string>;
   /** The network of commands that opt into it (resolved once per backend). */
   setupNetwork: () => Promise<string>;
+  /**
+   * Takes the container back once nothing of the sandbox runs: reset for another sandbox when
+   * `fit` (and the backend reuses containers), else removed with its volumes. Never throws.
+   */
+  recycle: (p: PreparedContainer, fit: boolean) => Promise<void>;
 }
 
-const ROOTS = [WORKDIR, SCRATCH_DIR];
+const gone = (p: Promise<unknown>) => p.catch((e: unknown) => (statusOf(e) === 404 ? undefined : Promise.reject(e)));
 
 /**
- * One sandbox: a container with network `none` and its own volumes. Commands run through the Exec
- * API; files move as tar archives through the archive API; destroy() removes the container, any
- * setup container still running on the volume, and the volumes. When a command leaves processes
- * that cannot be killed from inside (a fork bomb at the pids limit), the container is replaced by
- * a fresh one on the same volumes: nothing one command started reaches the next.
+ * One sandbox: a container with network `none` and its own volumes. Commands run through the
+ * container's command server (server.ts), or the Exec API when its image cannot run one; files
+ * move as tar archives through the archive API. When a command leaves processes that cannot be
+ * killed from inside (a fork bomb at the pids limit), the container is replaced by a fresh one on
+ * the same volumes: nothing one command started reaches the next. destroy() hands the container
+ * back to the backend, which resets it for the next sandbox of the run or removes it.
  */
 export class DockerSandbox implements Sandbox {
   readonly backend: string;
@@ -49,14 +45,13 @@ export class DockerSandbox implements Sandbox {
   readonly workdir = WORKDIR;
   readonly scratchDir = SCRATCH_DIR;
   private destroyed = false;
-  /** Set when a container that had to go could not be replaced: nothing can run in the sandbox any more. */
+  /** Set when the sandbox cannot go on (its container is gone and could not be replaced). */
   private broken: string | null = null;
+  /** A command ran into a limit: the container is not reused. */
+  private limitHit = false;
   private replacing?: Promise<void>;
-  private sweeping?: Promise<void>;
-  /** Commands running in the container now: the sweep waits until none is. */
-  private commands = 0;
-  /** The current container's limit counters, as the last probe found them (a fresh container starts at 0). */
-  private counters: LimitCounters = { oomKills: 0, pidsMax: 0 };
+  /** Commands through the Exec API, when the image cannot run the command server. */
+  private readonly execMode: ExecMode;
   private readonly running = new Set<Promise<unknown>>();
   private readonly setupContainers = new Set<Docker.Container>();
 
@@ -66,22 +61,11 @@ export class DockerSandbox implements Sandbox {
   ) {
     this.id = c.name;
     this.backend = deps.backend;
-    if (profileOf(deps.docker).statFollowsLinks) this.danglingLinks = (abs) => this.linksAmong(abs);
-  }
-
-  private readonly danglingLinks?: (abs: string[]) => Promise<string[]>;
-
-  /** Which of these paths are symlinks, asked of a shell in the container. */
-  private async linksAmong(abs: string[]): Promise<string[]> {
-    const r = await execSimple(this.deps.docker, this.c.container, [
-      'sh',
-      '-c',
-      'for p; do [ -L "$p" ] && echo "$p"; done; true',
-      'sh',
-      ...abs,
-    ]);
-    if (r.exitCode !== 0) throw new RedgreenError('SANDBOX_FAILED', `${this.backend}: cannot check paths for symlinks: ${r.stderr.trim()}`);
-    return r.stdout.split('\n').filter(Boolean);
+    this.execMode = new ExecMode(deps.docker, {
+      current: () => this.c,
+      replace: (old, why) => this.replace(old, why),
+      gone: (old) => (this.destroyed ? 'destroyed' : this.c !== old || this.broken ? 'replaced' : undefined),
+    });
   }
 
   private assertUsable(): void {
@@ -94,29 +78,28 @@ export class DockerSandbox implements Sandbox {
     return p.finally(() => this.running.delete(p));
   }
 
-  /** A path inside the workspace or scratch folder, with no symlink on the way (checked in the container). */
-  private async resolve(p: string): Promise<{ target: InsidePath } & PathCheck> {
-    const target = insideRoots(ROOTS, p, WORKDIR);
-    return { target, ...(await assertNoSymlink(this.c.container, target, p, this.danglingLinks)) };
+  /** How files reach the current container (files.ts). */
+  private get files(): files.FilesContext {
+    const c = this.c;
+    return { run: (argv, o) => this.inside(argv, o), docker: this.deps.docker, container: c.container, server: Boolean(c.server) };
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
-    await this.sweeping;
+    await this.execMode.sweeping;
     await this.replacing;
     this.assertUsable();
     let cwd = WORKDIR;
     if (options.cwd) {
-      const { target, final } = await this.resolve(options.cwd);
+      const { target, final } = (await files.resolvePaths(this.files, [options.cwd]))[0]!;
       if (!final.dir)
         throw fsError(final.exists ? 'ENOTDIR' : 'ENOENT', `cwd ${JSON.stringify(options.cwd)} is not a folder in the sandbox`);
       cwd = target.abs;
     }
     const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : [...command];
     if (!argv.length) throw new RedgreenError('USAGE', 'exec needs a command');
-    const env = { ...this.deps.env, ...options.env };
-    const common = {
+    const req: CommandRequest = {
       argv,
-      env,
+      env: { ...this.deps.env, ...options.env },
       cwd,
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.maxOutputBytes,
@@ -128,53 +111,70 @@ export class DockerSandbox implements Sandbox {
       const name = `${this.c.name}-net-${randomBytes(3).toString('hex')}`;
       return this.track(
         runWithNetwork(this.deps.docker, {
-          ...common,
+          ...req,
           plan: { ...this.c.plan, name, network, labels: { ...this.c.plan.labels, [LABEL.role]: 'network' } },
           track: (c, running) => void (running ? this.setupContainers.add(c) : this.setupContainers.delete(c)),
           stopped: () => this.destroyed,
         }),
       );
     }
-    const container = this.c.container;
-    this.commands++;
-    let r: ExecResult;
-    try {
-      r = await this.track(
-        containerExec(this.deps.docker, container, {
-          ...common,
-          onKillFailed: (why) => this.replace(container, why),
-          gone: () => (this.destroyed ? 'destroyed' : this.c.container !== container || this.broken ? 'replaced' : undefined),
-        }),
-      );
-    } finally {
-      this.commands--;
-    }
-    if (r.exitCode !== 0 && !r.aborted && this.c.container === container) r = await this.withLimit(container, r);
-    if (!this.commands && this.c.container === container) await (this.sweeping ??= this.sweep(container));
-    return r;
+    const c = this.c;
+    const { result: r, limits } = await this.track(c.server ? this.onServer(c, req) : this.execMode.run(c, req));
+    if (!limits || this.c !== c) return r;
+    // Which limit a failed command ran into: what the container's counters added since the last command says.
+    const hit = r.exitCode !== 0 && !r.aborted ? judgeLimits(c.plan.limits, c.counters, limits, r) : null;
+    c.counters = limits.counters;
+    if (!hit) return r;
+    this.limitHit = true;
+    return { ...r, limit: hit };
   }
 
   /**
-   * Once no command runs, kills every process of the sandbox user (SWEEPER): also what escaped
-   * the wrapper's reap by dropping the marker from its environment (`env -i`, a test's
-   * `subprocess.run(env={})`). If that cannot start (no pid left) or confirm, the container is replaced.
+   * One command through the container's server. The server frames a command only once nothing it
+   * started is left (ok), or says what it could not do: kill (dirty) or fork (nostart), and the
+   * container is then replaced. A server that died took the container with it (and a tmpfs
+   * volume's content, once no container mounts it): the sandbox cannot go on.
    */
-  private async sweep(container: Docker.Container): Promise<void> {
+  private async onServer(c: PreparedContainer, req: CommandRequest, input?: CommandInput): Promise<ServerOutcome> {
+    let o;
     try {
-      const r = await execSimple(this.deps.docker, container, ['/bin/sh', '-c', SWEEPER]).catch((e: unknown) => e as Error);
-      if (r instanceof Error || r.exitCode !== 0)
-        await this.replace(container, `what a command left could not be killed (${r instanceof Error ? r.message : r.stderr.trim()})`);
-    } finally {
-      this.sweeping = undefined;
+      o = await c.server!.run(req, input);
+    } catch (e) {
+      // Removed by destroy() while it ran: the command was killed with its container.
+      if (this.destroyed)
+        return {
+          result: new OutputCapture(req.maxOutputBytes).result(137, { timedOut: false, aborted: false }),
+          state: 'ok',
+          limits: null,
+        };
+      const state = await c.container.inspect().then(
+        (i) => ` (container ${i.State.Status}, exit ${i.State.ExitCode}${i.State.OOMKilled ? ', out of memory' : ''})`,
+        () => '',
+      );
+      this.broken = `its container's command server failed: ${describeError(e)}${state}`;
+      await gone(c.container.remove({ force: true })).catch(() => undefined);
+      throw new RedgreenError('SANDBOX_FAILED', `${this.backend}: ${this.broken}`, undefined, { cause: e });
     }
+    if (o.state === 'nostart') {
+      await this.replace(c, 'no process could be forked in the container');
+      throw new RedgreenError(
+        'SANDBOX_FAILED',
+        'the command could not start: no process could be forked in the sandbox (its pids limit was full); the container was replaced',
+      );
+    }
+    if (o.state === 'dirty') await this.replace(c, 'a command left processes that could not be killed from inside the container');
+    return o;
   }
 
-  /** Names the limit a failed command ran into, if the container can tell (limit-probe.ts). */
-  private async withLimit(container: Docker.Container, r: ExecResult): Promise<ExecResult> {
-    const probed = await probeLimits(this.deps.docker, container, this.c.plan.limits, this.counters, r);
-    if (!probed || this.c.container !== container) return r;
-    this.counters = probed.counters;
-    return probed.hit ? { ...r, limit: probed.hit } : r;
+  /** A short internal command (files, path checks, the limit probe) in the current container, as the sandbox user. */
+  private async inside(
+    argv: string[],
+    o: { input?: CommandInput; onOutput?: (stream: OutputStream, chunk: Buffer) => void; maxOutputBytes?: number } = {},
+  ): Promise<ExecResult> {
+    const c = this.c;
+    if (!c.server) return execSimple(this.deps.docker, c.container, argv);
+    const req = { argv, env: {}, cwd: '/', internal: true, onOutput: o.onOutput, maxOutputBytes: o.maxOutputBytes };
+    return (await this.onServer(c, req, o.input)).result;
   }
 
   /**
@@ -183,21 +183,17 @@ export class DockerSandbox implements Sandbox {
    * a container mounts it. If none can be made, the sandbox is broken (an infrastructure error
    * for whatever comes next), never left running what could not be killed. Never throws.
    */
-  private replace(old: Docker.Container, why: string): Promise<void> {
-    if (this.c.container !== old) return this.replacing ?? Promise.resolve();
+  private replace(old: PreparedContainer, why: string): Promise<void> {
+    if (this.c !== old) return this.replacing ?? Promise.resolve();
     this.replacing ??= (async () => {
-      const name = `${this.c.name}-${randomBytes(3).toString('hex')}`;
       try {
-        const fresh = await this.deps.docker.createContainer(
-          containerOptions({ ...this.c.plan, name, network: 'none', cmd: KEEPER, user: '0:0' }),
-        );
-        this.c = { ...this.c, container: fresh };
-        await fresh.start();
-        this.counters = { oomKills: 0, pidsMax: 0 };
+        const fresh = await startSandboxContainer(this.deps.docker, old.plan, `${old.name}-${randomBytes(3).toString('hex')}`);
+        this.c = { ...old, ...fresh, counters: { oomKills: 0, pidsMax: 0 } };
       } catch (e) {
         this.broken = `${why}, and no new container could be started (${describeError(e)})`;
       } finally {
-        await old.remove({ force: true }).catch(() => undefined);
+        await old.container.remove({ force: true }).catch(() => undefined);
+        old.server?.close();
         this.replacing = undefined;
       }
     })();
@@ -206,81 +202,41 @@ export class DockerSandbox implements Sandbox {
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
-    const entries = await walkTree(hostDir, options);
-    const { pack, done } = packTree(hostDir, entries, { owner: OWNER });
-    try {
-      const [stats] = await Promise.all([done, this.c.container.putArchive(pack as unknown as NodeJS.ReadableStream, { path: WORKDIR })]);
-      return stats;
-    } catch (e) {
-      // If the engine failed first, the archive must stop reading files (and release them).
-      pack.destroy();
-      throw engineFailure(`upload ${hostDir}`, e, this.deps.docker);
-    }
+    return files.uploadTree(this.files, hostDir, options);
   }
 
-  async writeFiles(files: readonly FileToWrite[]): Promise<void> {
+  async writeFiles(list: readonly FileToWrite[]): Promise<void> {
     this.assertUsable();
-    const resolved = await Promise.all(files.map(async (f) => ({ f, ...(await this.resolve(f.path)) })));
-    const folder = resolved.find((r) => r.final.dir);
-    // Extracting a file over a folder would delete the folder and all it holds.
-    if (folder) throw fsError('EISDIR', `cannot write ${folder.f.path}: it is a folder in the sandbox`);
-    // One archive per root (workspace, scratch): each is extracted where its paths are relative to.
-    for (const root of ROOTS) {
-      const mine = resolved.filter((r) => r.target.root === root);
-      if (!mine.length) continue;
-      const dirs = [...new Set(mine.flatMap((r) => r.missing))].sort((a, b) => a.split('/').length - b.split('/').length);
-      const archive = await packFiles(
-        mine.map((r) => ({ name: r.target.rel, content: r.f.content, mode: (r.f.mode ?? 0o644) & 0o777 })),
-        { owner: OWNER, dirs },
-      );
-      try {
-        await this.c.container.putArchive(archive, { path: root });
-      } catch (e) {
-        throw engineFailure(`write ${mine.map((r) => r.f.path).join(', ')}`, e, this.deps.docker);
-      }
-    }
+    await files.writeFiles(this.files, list);
   }
 
   async removeFiles(paths: readonly string[]): Promise<void> {
     this.assertUsable();
-    const targets = await Promise.all(paths.map(async (p) => (await this.resolve(p)).target.abs));
-    if (!targets.length) return;
-    const r = await execSimple(this.deps.docker, this.c.container, ['rm', '-rf', '--', ...targets]).catch((e: unknown) => {
-      throw engineFailure('remove files', e, this.deps.docker);
-    });
-    if (r.exitCode !== 0)
-      throw new RedgreenError('SANDBOX_FAILED', `could not remove ${paths.join(', ')}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
+    await files.removeFiles(this.files, paths);
   }
 
   async readFile(p: string): Promise<Buffer> {
     this.assertUsable();
-    const { target, final } = await this.resolve(p);
-    if (!final.exists) throw fsError('ENOENT', `no such file in the sandbox: ${p}`);
-    if (final.dir) throw fsError('EISDIR', `not a regular file in the sandbox: ${p}`);
-    let archive: NodeJS.ReadableStream;
-    try {
-      archive = (await this.c.container.getArchive({ path: target.abs })) as NodeJS.ReadableStream;
-    } catch (e) {
-      if (statusOf(e) === 404) throw fsError('ENOENT', `no such file in the sandbox: ${p}`);
-      throw engineFailure(`read ${p}`, e, this.deps.docker);
-    }
-    const content = await readSingleFile(archive);
-    if (!content) throw fsError('EISDIR', `not a regular file in the sandbox: ${p}`);
-    return content;
+    return files.readFile(this.files, p);
   }
 
-  /** Idempotent and never throws: removing the container kills every process in it. */
+  /**
+   * Idempotent and never throws. What still runs is killed by removing its containers; the
+   * container then goes back to the backend, to be reset for the next sandbox unless something
+   * ran, a limit was hit, or it had to be replaced and could not be.
+   */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
     await this.replacing;
-    const gone = (p: Promise<unknown>) => p.catch((e: unknown) => (statusOf(e) === 404 ? undefined : Promise.reject(e)));
+    const busy = this.running.size > 0 || this.setupContainers.size > 0;
     try {
-      await Promise.allSettled([this.c.container, ...this.setupContainers].map((c) => gone(c.remove({ force: true }))));
-      await Promise.allSettled([...this.running]);
-      await Promise.all(volumeNames(this.c.volume).map((v) => gone(this.deps.docker.getVolume(v).remove())));
-    } catch {
-      // Left for the run's close() and `redgreen gc`, which find it by its labels.
+      if (busy) {
+        await Promise.allSettled([this.c.container, ...this.setupContainers].map((c) => gone(c.remove({ force: true }))));
+        await Promise.allSettled([...this.running]);
+      }
+    } finally {
+      await this.deps.recycle(this.c, !busy && !this.broken && !this.limitHit);
     }
   }
 }

@@ -8,42 +8,25 @@ import type { ExecResult, OutputStream } from '../core/types.js';
 const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(osc.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 
 /**
- * Collects one command's demultiplexed stdout and stderr (Docker frames both on one connection)
- * into capped, counted and hashed captures, and resolves when the engine closes the stream.
+ * One command's stdout and stderr as it runs: capped, counted and hashed captures, passed on to
+ * `onOutput` as they arrive, and the result in the local backend's shape once the command ended.
  */
-export class ExecOutput {
+export class OutputCapture {
   private readonly out: Record<OutputStream, CappedOutput>;
-  readonly ended: Promise<void>;
 
   constructor(
-    docker: Docker,
-    stream: NodeJS.ReadableStream,
     maxOutputBytes: number | undefined,
-    onOutput?: (stream: OutputStream, chunk: Buffer) => void,
+    private readonly onOutput?: (stream: OutputStream, chunk: Buffer) => void,
     /** When the command was asked for (creating the exec or container counts as its time). */
     private readonly started = performance.now(),
   ) {
     const cap = maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.out = { stdout: new CappedOutput(cap), stderr: new CappedOutput(cap) };
-    const sink = (name: OutputStream) =>
-      new Writable({
-        write: (chunk: Buffer, _enc, done) => {
-          this.out[name].push(chunk);
-          onOutput?.(name, chunk);
-          done();
-        },
-      });
-    docker.modem.demuxStream(stream, sink('stdout'), sink('stderr'));
-    // A hijacked connection may report its end as 'end', 'close' or an error (engine gone):
-    // whichever comes first, the command's output is complete.
-    this.ended = new Promise<void>((resolve) => {
-      stream.once('end', resolve);
-      stream.once('close', resolve);
-      stream.once('error', resolve);
-    }).then(() => {
-      // A hijacked connection may stay half-open after the engine's end: close our side too.
-      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
-    });
+  }
+
+  push(name: OutputStream, chunk: Buffer): void {
+    this.out[name].push(chunk);
+    this.onOutput?.(name, chunk);
   }
 
   /**
@@ -66,6 +49,47 @@ export class ExecOutput {
       truncated: stdoutInfo.truncated || stderrInfo.truncated,
       durationMs: Math.round(performance.now() - this.started),
     };
+  }
+}
+
+/** Docker frames stdout and stderr on one connection: split into two sinks. */
+export function demux(docker: Docker, stream: NodeJS.ReadableStream, sink: (name: OutputStream, chunk: Buffer) => void): void {
+  const writable = (name: OutputStream) =>
+    new Writable({
+      write: (chunk: Buffer, _enc, done) => {
+        sink(name, chunk);
+        done();
+      },
+    });
+  docker.modem.demuxStream(stream, writable('stdout'), writable('stderr'));
+}
+
+/** Resolves once a hijacked connection has ended, whichever way it reports that ('end', 'close' or an error when the engine went away). */
+export function streamEnded(stream: NodeJS.ReadableStream): Promise<void> {
+  return new Promise<void>((resolve) => {
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+    stream.once('error', resolve);
+  }).then(() => {
+    // A hijacked connection may stay half-open after the engine's end: close our side too.
+    (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+  });
+}
+
+/** One exec's or container's output, collected until the engine closes its stream. */
+export class ExecOutput extends OutputCapture {
+  readonly ended: Promise<void>;
+
+  constructor(
+    docker: Docker,
+    stream: NodeJS.ReadableStream,
+    maxOutputBytes: number | undefined,
+    onOutput?: (stream: OutputStream, chunk: Buffer) => void,
+    started = performance.now(),
+  ) {
+    super(maxOutputBytes, onOutput, started);
+    demux(docker, stream, (name, chunk) => this.push(name, chunk));
+    this.ended = streamEnded(stream);
   }
 }
 

@@ -32,7 +32,7 @@ export function podmanClient(): Docker {
     );
   }
   return engineClient(
-    { backend: 'podman', label: 'the Podman service', address, hint: HINT, ulimits: ULIMITS, statFollowsLinks: true },
+    { backend: 'podman', label: 'the Podman service', address, hint: HINT, ulimits: ULIMITS },
     { socketPath: address.slice('unix://'.length) },
   );
 }

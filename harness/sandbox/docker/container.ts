@@ -1,0 +1,53 @@
+import type Docker from 'dockerode';
+import { containerOptions, type ContainerPlan } from './config.js';
+import type { LimitCounters } from './limit-probe.js';
+import { CommandServer } from './server.js';
+import { SERVER_CAPS, SERVER_CMD } from './server-script.js';
+
+/** What every container of one sandbox shares: image, volumes, labels, limits. */
+export type SandboxPlan = Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'name' | 'network' | 'user' | 'stdin' | 'capAdd'>;
+
+/** A started container with its volumes, ready to be handed to a sandbox (again, once reset). */
+export interface PreparedContainer {
+  /** The sandbox's id and its volumes' name prefix (a replacement container keeps them). */
+  name: string;
+  /** The image a sandbox asked for (what a reused container is kept for). */
+  image: string;
+  container: Docker.Container;
+  /** Its command server; null when the image lacks what the server needs (commands then go through the Exec API). */
+  server: CommandServer | null;
+  volume: string;
+  plan: SandboxPlan;
+  /** The image's PATH. */
+  imagePath: string;
+  /** Variables that point at files copied into this container (CA bundles). */
+  env: Record<string, string>;
+  /** Its image leaves the sandbox's folders empty: a reset gives the next sandbox what a new container would. */
+  resettable: boolean;
+  /** Sandboxes it was handed to. */
+  uses: number;
+  /** Its cgroup's limit counters as last probed (a new container starts at 0). */
+  counters: LimitCounters;
+}
+
+/**
+ * Creates a sandbox container on the plan's volumes (network none, the command server as its main
+ * process), starts it and attaches to its server. On failure nothing is left of the container;
+ * the volumes are the caller's.
+ */
+export async function startSandboxContainer(
+  docker: Docker,
+  plan: SandboxPlan,
+  name: string,
+): Promise<{ container: Docker.Container; server: CommandServer | null }> {
+  let container: Docker.Container | undefined;
+  try {
+    container = await docker.createContainer(
+      containerOptions({ ...plan, name, network: 'none', cmd: SERVER_CMD, user: '0:0', stdin: true, capAdd: SERVER_CAPS }),
+    );
+    return { container, server: await CommandServer.start(docker, container) };
+  } catch (e) {
+    await (container ?? docker.getContainer(name)).remove({ force: true }).catch(() => undefined);
+    throw e;
+  }
+}
