@@ -137,12 +137,24 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
           .filter((n) => n.endsWith(tag) || n.includes(`${tag}-`))
           .sort();
 
+      // Other test files open runs on the same engine at the same time, and a run's open collects every dead
+      // run's leftovers: the dead ones may go by someone else's hand. What stays is never theirs to take.
+      const deadOnes = [`redgreen-gc-dead-${tag}`, ...volumeNames(`redgreen-gc-dead-${tag}`)].sort();
+      const stillThere = async () =>
+        await docker
+          .getContainer(`redgreen-gc-dead-${tag}`)
+          .inspect()
+          .then(
+            () => true,
+            () => false,
+          );
       const dry = await collectGarbage(docker, { dryRun: true });
-      expect(names(dry.removed)).toEqual([`redgreen-gc-dead-${tag}`, ...volumeNames(`redgreen-gc-dead-${tag}`)].sort());
-      await expect(docker.getContainer(`redgreen-gc-dead-${tag}`).inspect()).resolves.toBeTruthy();
+      expect(names(dry.removed).filter((n) => !deadOnes.includes(n))).toEqual([]);
+      if (await stillThere()) expect(names(dry.removed)).toEqual(deadOnes);
 
       const r = await collectGarbage(docker);
-      expect(names(r.removed)).toEqual([`redgreen-gc-dead-${tag}`, ...volumeNames(`redgreen-gc-dead-${tag}`)].sort());
+      expect(names(r.removed).filter((n) => !deadOnes.includes(n))).toEqual([]);
+      expect(await stillThere()).toBe(false);
       expect(names(r.kept.filter((k) => k.reason === 'alive'))).toContain(`redgreen-gc-live-${tag}`);
       expect(names(r.kept.filter((k) => k.reason === 'other-host'))).toContain(`redgreen-gc-remote-${tag}`);
       await expect(docker.getVolume(`redgreen-gc-dead-${tag}-ws`).inspect()).rejects.toMatchObject({ statusCode: 404 });
@@ -157,8 +169,9 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
       await leftover(name, dead);
       const backend = new DockerBackend(dockerTestOptions());
       try {
-        const report = await backend.open('open-test');
-        expect(report.removed.map((i) => i.name)).toContain(name);
+        await backend.open('open-test');
+        // Gone once open returns (another file's run opening at the same time may be the one that took it).
+        await expect(docker.getContainer(name).inspect()).rejects.toMatchObject({ statusCode: 404 });
       } finally {
         await backend.close();
       }
