@@ -1,5 +1,4 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { PidWindow } from './pid-clock.js';
 
@@ -37,31 +36,65 @@ function candidates(window: PidWindow | null): number[] {
   return listProc().filter(wrapped ? (p) => p > after || p <= last : (p) => p > after && p <= last);
 }
 
+/** The kernel's PF_KTHREAD: kernel threads have no environment and are never ours. */
+const PF_KTHREAD = 0x00200000;
+
 /**
- * PIDs of live processes whose environment carries `<name>=<value>` (Linux /proc). A few
- * candidates are read synchronously (cheaper than a promise each); a full scan in parallel.
+ * What an empty read of a process's environment means. A process inside execve has none yet
+ * (its new memory's env_end is 0 until the kernel has copied the strings), and a read opened just
+ * before the exec sees the old memory go away: either may be one of ours. The process's stat
+ * tells them apart from a kernel thread or a process that really has no environment (`env -i`).
  */
-export async function findMarked(value: string, window: PidWindow | null = null, name: string = MARKER_VAR): Promise<number[]> {
-  const needle = Buffer.from(`${name}=${value}\0`);
-  const pids = candidates(window);
-  const marked = (pid: number, environ: Buffer | null) => environ !== null && environ.includes(needle);
-  if (pids.length <= DIRECT_PROBES) {
-    // Most of a short command's pids are gone by now: asking first costs less than a thrown error.
-    return pids.filter((pid) => {
-      try {
-        return existsSync(`/proc/${pid}`) && marked(pid, readFileSync(`/proc/${pid}/environ`));
-      } catch {
-        return false;
-      }
-    });
+function emptyEnviron(pid: number): 'exec' | 'reread' | 'none' {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return 'none'; // gone
   }
-  const found: number[] = [];
-  await Promise.all(
-    pids.map(async (pid) => {
-      if (marked(pid, await readFile(`/proc/${pid}/environ`).catch(() => null))) found.push(pid);
-    }),
-  );
-  return found;
+  // Fields after the command name (which may hold spaces and parentheses), from field 3 on.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (f[0] === 'Z' || f[0] === 'X' || Number(f[6]) & PF_KTHREAD) return 'none';
+  const [envStart, envEnd] = [Number(f[47]), Number(f[48])];
+  if (!envEnd) return 'exec';
+  return envEnd > envStart ? 'reread' : 'none';
+}
+
+/** One look at the candidates: those carrying the marker, and those that may but cannot say yet (inside an exec). */
+interface Scan {
+  marked: number[];
+  unsure: number[];
+}
+
+/**
+ * Live processes whose environment carries `<name>=<value>` (Linux /proc), read synchronously:
+ * a short command's few pids are cheaper read in a row than with a promise each, and a full scan
+ * is rare (no window, or one the clock lost).
+ */
+export function findMarked(value: string, window: PidWindow | null = null, name: string = MARKER_VAR): Scan {
+  const needle = Buffer.from(`${name}=${value}\0`);
+  const read = (pid: number): Buffer | null => {
+    try {
+      return readFileSync(`/proc/${pid}/environ`);
+    } catch {
+      return null; // gone, or not ours to read
+    }
+  };
+  const scan: Scan = { marked: [], unsure: [] };
+  const pids = candidates(window);
+  const direct = pids.length <= DIRECT_PROBES;
+  for (const pid of pids) {
+    // Most of a short command's pids are gone by now: asking first costs less than a thrown error.
+    if (direct && !existsSync(`/proc/${pid}`)) continue;
+    let environ = read(pid);
+    if (environ?.length === 0) {
+      const why = emptyEnviron(pid);
+      if (why === 'exec') scan.unsure.push(pid);
+      else if (why === 'reread') environ = read(pid);
+    }
+    if (environ?.includes(needle)) scan.marked.push(pid);
+  }
+  return scan;
 }
 
 /**
@@ -80,13 +113,24 @@ export function killSandbox(sandboxId: string): Promise<number> {
   return killMarked(sandboxId, null, MARKER_VAR);
 }
 
+/** Rounds of a kill before it gives up (a fork bomb outpacing it, a process stuck in the kernel). */
+const KILL_ROUNDS = 200;
+
+/**
+ * Kills every process carrying the marker, round after round until a look finds none and no
+ * candidate is inside an exec. A killed process keeps its /proc entry until the kernel has run its
+ * exit, and an exec'ing one shows its environment only once the exec is done; Node cannot wait on
+ * a process that is not its child (no pidfd), so between rounds the CPU goes to them for a
+ * moment (1 ms, then 2, up to 10).
+ */
 async function killMarked(value: string, window: PidWindow | null, name: string): Promise<number> {
   let killed = 0;
-  for (let round = 0; round < 50; round++) {
-    const pids = await findMarked(value, window, name);
-    if (!pids.length) break;
-    for (const pid of pids) signal(pid, 'SIGKILL');
-    killed += pids.length;
+  for (let round = 0; round < KILL_ROUNDS; round++) {
+    const { marked, unsure } = findMarked(value, window, name);
+    if (!marked.length && !unsure.length) break;
+    for (const pid of marked) signal(pid, 'SIGKILL');
+    killed += marked.length;
+    await new Promise((r) => setTimeout(r, Math.min(10, 2 ** round)));
   }
   return killed;
 }
