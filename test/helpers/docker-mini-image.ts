@@ -27,10 +27,10 @@ export async function buildMiniImage(docker: Docker, ref: string): Promise<void>
   for (const d of [...dirs, 'tmp', 'etc'].sort()) pack.entry({ name: d, type: 'directory', mode: 0o755 });
   for (const [inImage, host] of files) pack.entry({ name: inImage.slice(1), mode: statSync(host).mode & 0o777 }, readFileSync(host));
   pack.finalize();
-  const [repo, tag] = ref.split(':') as [string, string];
+  // The tag inside `repo`: Podman's import ignores a separate `tag` (it makes `latest`).
   const progress = await docker.importImage(
     pack as unknown as NodeJS.ReadableStream,
-    { repo, tag, changes: ['ENTRYPOINT ["/bin/false"]', 'ENV PATH=/bin'] } as unknown as object,
+    { repo: ref, changes: ['ENTRYPOINT ["/bin/false"]', 'ENV PATH=/bin'] } as unknown as object,
   );
   await new Promise<void>((resolve, reject) =>
     docker.modem.followProgress(progress, (err: Error | null) => (err ? reject(err) : resolve())),

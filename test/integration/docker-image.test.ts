@@ -6,6 +6,8 @@ import { DEFAULT_IMAGE, ensureImage, inspectImage } from '../../harness/sandbox/
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { buildMiniImage } from '../helpers/docker-mini-image.js';
+import { backendCases } from '../helpers/backends.js';
+import { podmanClient } from '../../harness/sandbox/podman/client.js';
 
 const unavailable = dockerUnavailableReason();
 if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
@@ -76,5 +78,31 @@ describe.skipIf(unavailable)('docker images', () => {
       code: 'SANDBOX_FAILED',
       hint: expect.stringContaining('DOCKER_HOST'),
     });
+  });
+});
+
+/** Labels are how an image is known again (Podman reads one pair a LABEL line): on both engines. */
+const engines = (await backendCases()).filter((c) => c.name === 'docker' || c.name === 'podman');
+describe.each(engines)('$name: images are known again by their labels', ({ name }) => {
+  test('the runtime image is used as built, and any other image gets one derived image, made once', async () => {
+    const client = name === 'podman' ? podmanClient() : dockerClient();
+    const runtime = await ensureImage(client, DEFAULT_IMAGE);
+    expect(runtime).toMatchObject({ ref: DEFAULT_IMAGE, hasLayout: true });
+    const ref = `redgreen-test/mini:${Math.random().toString(36).slice(2, 8)}`;
+    await buildMiniImage(client, ref);
+    let derived: string | undefined;
+    try {
+      const first = await ensureImage(client, ref);
+      derived = first.ref;
+      const again = await ensureImage(client, ref);
+      expect(again).toMatchObject({ ref: first.ref, id: first.id, hasLayout: true });
+    } finally {
+      for (const r of [derived, ref])
+        if (r)
+          await client
+            .getImage(r)
+            .remove({ force: true })
+            .catch(() => undefined);
+    }
   });
 });

@@ -60,14 +60,15 @@ function splitRef(ref: string): { repo: string; tag: string } {
 /**
  * `redgreen image build`: the default runtime image from Debian packages, no registry needed —
  * debootstrap a minimal Debian, `docker import` it, install the runtimes with apt in a build
- * container, and commit that as the tag. An existing tag is reused unless `force`.
+ * container, and commit that as the tag. An existing tag is reused unless `force`, or unless it
+ * lacks the layout label (an image committed before Podman's labels were written one a line).
  */
 export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImageResult> {
   const docker = o.docker ?? dockerClient();
   const ref = o.tag ?? DEFAULT_IMAGE;
   await pingEngine(docker);
   const existing = await inspectImage(docker, ref);
-  if (existing && !o.force) return { tag: ref, id: existing.id, built: false, versions: '' };
+  if (existing?.hasLayout && !o.force) return { tag: ref, id: existing.id, built: false, versions: '' };
   await assertCanBootstrap();
   const suite = o.suite ?? DEFAULT_SUITE;
   const mirror = o.mirror ?? (await hostDebianMirror());
@@ -110,7 +111,10 @@ export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImag
       changes: [
         'ENV LANG=C.UTF-8',
         `ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-        `LABEL ${LABEL.role}=runtime-image redgreen.suite=${suite} ${LAYOUT_LABEL}=${LAYOUT_VERSION}`,
+        // One label a line: Podman's commit reads only the first pair of a LABEL line.
+        `LABEL ${LABEL.role}=runtime-image`,
+        `LABEL redgreen.suite=${suite}`,
+        `LABEL ${LAYOUT_LABEL}=${LAYOUT_VERSION}`,
         'CMD ["sleep", "2147483647"]',
       ],
     })) as { Id?: string };

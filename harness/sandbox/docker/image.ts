@@ -103,7 +103,7 @@ async function withLayout(docker: Docker, base: ImageInfo): Promise<ImageInfo> {
     // Only the mount points themselves: an entry for an existing parent (/home) would change its owner.
     await container.putArchive(await packFiles([], { owner: OWNER, dirs: VOLUME_MOUNTS.map(([mount]) => mount.slice(1)) }), { path: '/' });
     const [repo, tag] = ref.split(':') as [string, string];
-    await container.commit({ repo, tag, changes: [`LABEL ${LAYOUT_LABEL}=${LAYOUT_VERSION} ${LABEL.role}=layout-image`] });
+    await container.commit({ repo, tag, changes: [`LABEL ${LAYOUT_LABEL}=${LAYOUT_VERSION}`, `LABEL ${LABEL.role}=layout-image`] });
   } catch (e) {
     throw engineFailure(`prepare image ${base.ref} for sandboxes`, e);
   } finally {
