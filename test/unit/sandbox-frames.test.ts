@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { FramedStream } from '../../harness/sandbox/core/frames.js';
-import { requestWords } from '../../harness/sandbox/docker/server.js';
+import { requestWords } from '../../harness/sandbox/core/command-server.js';
 
 /** Feeds `bytes` to the stream in random chunks. */
 function feed(s: FramedStream, bytes: Buffer, seed: number): void {

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
-import { FramedStream } from '../core/frames.js';
-import type { ExecResult, OutputStream } from '../core/types.js';
-import type { LimitReading } from './limit-probe.js';
-import { demux, OutputCapture, stopper, streamEnded } from './stream.js';
+import { OutputCapture, stopper } from './capture.js';
+import { FramedStream } from './frames.js';
+import type { ExecResult, OutputStream } from './types.js';
 
 /** What a command needs, however the backend runs it (the server, an exec, or a container of its own). */
 export interface CommandRequest {
@@ -26,11 +24,34 @@ export interface CommandRequest {
 export type ServerState = 'ok' | 'dirty' | 'nostart';
 const STATES: readonly string[] = ['ok', 'dirty', 'nostart'];
 
+/** Counters of a sandbox's cgroup that only grow: what a command added tells what it ran into. */
+export interface LimitCounters {
+  oomKills: number;
+  pidsMax: number;
+}
+
+/** What the sandbox says after a command: its counters, and a folder left full (its mount point). */
+export interface LimitReading {
+  counters: LimitCounters;
+  fullMount: string | null;
+}
+
 export interface ServerOutcome {
   result: ExecResult;
   state: ServerState;
-  /** The container's limit counters after the command (null when the server could not read them). */
+  /** The sandbox's limit counters after the command (null when the server does not read them). */
   limits: LimitReading | null;
+}
+
+export interface CommandServerOptions {
+  /** Stops the command being run (timeout, abort). Default: ask the server (`kill <id>`), which then frames it. */
+  stop?: (id: string) => void;
+  /**
+   * The server and every command die together (a namespace of their own): when it dies while a
+   * command runs, that command was killed (SIGKILL, exit 137) with everything else, by a stop or
+   * by the command itself. Otherwise the command fails with the server.
+   */
+  diesWithCommand?: boolean;
 }
 
 /** The server's first line: what it is, and whether the sandbox's folders were empty when it started. */
@@ -59,11 +80,12 @@ export function requestWords(r: Pick<CommandRequest, 'argv' | 'env' | 'cwd' | 'i
 }
 
 /**
- * The harness's end of a container's command server (server-script.ts): one attached connection
- * for the container's life, one command at a time (a second one waits for the first: their output
- * shares the connection), each read up to its frames. A timeout or an abort asks the server to
- * kill the command, which then reports it. Once the server dies or breaks the protocol, `failure`
- * says how and every command fails with it: the owner retires the container.
+ * The harness's end of a command server in a sandbox (Docker's server-script.ts, bwrap's
+ * server.ts): a long-lived shell that runs one command at a time and frames each one's output and
+ * outcome (frames.ts). One connection for the sandbox's life, one command at a time (a second one
+ * waits for the first: their output shares the connection), each read up to its frames. Once the
+ * server dies or breaks the protocol, `failure` says how and every command fails with it: the
+ * owner retires the server.
  */
 export class CommandServer {
   private readonly out = new FramedStream('the command server (stdout)');
@@ -74,51 +96,33 @@ export class CommandServer {
   /** Settles when the server becomes unusable: a write waiting for the connection to drain stops waiting. */
   private readonly dead: Promise<void>;
   private die!: () => void;
-  /** Whether the sandbox's folders were empty when the container started (its image put nothing there): a reset can restore it. */
-  fresh = false;
+  /** Commands asked for and not yet settled. */
+  pending = 0;
+  /** The server's output ended (it died, its connection closed), not a protocol error. */
+  private gone = false;
 
-  private constructor(private readonly stream: NodeJS.ReadWriteStream) {
+  /** `stream`: the server's input (its output comes in through `push`, however the transport splits it). */
+  constructor(
+    private readonly stream: NodeJS.WritableStream,
+    private readonly options: CommandServerOptions = {},
+  ) {
     this.dead = new Promise<void>((resolve) => (this.die = resolve));
   }
 
+  /** Output of the server, as the transport delivers it. */
+  push(name: OutputStream, chunk: Buffer): void {
+    (name === 'stdout' ? this.out : this.err).push(chunk);
+  }
+
   /**
-   * Attaches to a created container, starts it and reads the server's hello. Null when the image
-   * lacks what the server needs: the container then runs a plain sleep, and commands go through
-   * the Exec API.
+   * The server's hello, once it comes: `ready <fresh>` (fresh: 1 when the sandbox's folders were
+   * empty at its start), or `keeper` (its host lacks what it needs). Ends the line the server
+   * discards first (Podman starts a container's input with the attach request's body).
    */
-  static async start(docker: Docker, container: Docker.Container): Promise<CommandServer | null> {
-    const stream = (await container.attach({
-      stream: true,
-      stdin: true,
-      stdout: true,
-      stderr: true,
-      hijack: true,
-    })) as NodeJS.ReadWriteStream;
-    const server = new CommandServer(stream);
-    stream.on('error', () => undefined); // its end is handled below, whichever way it is reported
-    demux(docker, stream, (name, chunk) => (name === 'stdout' ? server.out : server.err).push(chunk));
-    void streamEnded(stream).then(() => server.fail(new Error('the command server in the container ended')));
-    const hello = server.out.expect(HELLO, (b) => server.fail(new Error(`the container wrote before its server started: ${b}`)));
-    // Ends the line the server discards first (Podman starts the container's input with the attach request's body).
-    stream.write('\n');
-    try {
-      await container.start();
-      const [mode, fresh] = await hello;
-      if (mode === 'ready') {
-        server.fresh = fresh === '1';
-        return server;
-      }
-      if (mode === 'keeper') {
-        server.close();
-        return null;
-      }
-      throw new Error(`the command server said ${JSON.stringify(mode)}`);
-    } catch (e) {
-      // Removed before its input closes: Podman does not remove a container stopping on its own.
-      await container.remove({ force: true }).catch(() => undefined);
-      server.close();
-      throw e;
-    }
+  hello(): Promise<string[]> {
+    const hello = this.out.expect(HELLO, (b) => this.fail(new Error(`the sandbox wrote before its server started: ${b}`)));
+    this.stream.write('\n');
+    return hello;
   }
 
   /**
@@ -127,7 +131,8 @@ export class CommandServer {
    * unusable (`failure`), or with the error reading `input` threw.
    */
   run(req: CommandRequest, input?: CommandInput): Promise<ServerOutcome> {
-    const p = this.tail.then(() => this.runNow(req, input));
+    this.pending++;
+    const p = this.tail.then(() => this.runNow(req, input)).finally(() => this.pending--);
     this.tail = p.catch(() => undefined);
     return p;
   }
@@ -145,9 +150,14 @@ export class CommandServer {
     let inputError: unknown;
     if (input) inputError = await this.send(`put ${id} ${token} ${requestWords(req)}\n`, input);
     else this.stream.write(`run ${id} ${token} ${requestWords(req)}\n`);
-    const stop = stopper(input ? {} : req, () => void this.stream.write(`kill ${id}\n`));
+    const stop = stopper(input ? {} : req, () => (this.options.stop ? this.options.stop(id) : void this.stream.write(`kill ${id}\n`)));
     try {
-      const [[outId, code, state, oom, pids, full], [errId]] = await frames;
+      const framed = await frames.catch((e: unknown) => {
+        if (this.options.diesWithCommand && this.gone && !inputError) return null;
+        throw e;
+      });
+      if (!framed) return { result: capture.result(137, stop.state), state: 'ok', limits: null };
+      const [[outId, code, state, oom, pids, full], [errId]] = framed;
       if (inputError) throw inputError;
       if (outId !== id || errId !== id || !/^\d+$/.test(code ?? '') || !STATES.includes(state ?? '')) {
         this.fail(new Error(`the command server sent a frame that does not end command ${id}`));
@@ -199,6 +209,12 @@ export class CommandServer {
     if (this.failure) throw this.failure;
     if (!this.stream.write(data)) await Promise.race([new Promise((resolve) => this.stream.once('drain', resolve)), this.dead]);
     if (this.failure) throw this.failure;
+  }
+
+  /** The server's output ended, every byte of it pushed: the server is gone. */
+  ended(message: string): void {
+    if (!this.failure) this.gone = true;
+    this.fail(new Error(message));
   }
 
   /** Marks the server unusable: a command being read fails, later ones too. */

@@ -236,7 +236,6 @@ export class DockerBackend implements SandboxBackend {
     try {
       await this.volumes.create(name, labels);
       Object.assign(p, await startSandboxContainer(this.docker, plan, name));
-      p.resettable = p.server?.fresh ?? false;
       // After start: the volumes are filled from the image (owner included) only while still empty.
       if (p.server && ca.fromRoot) await putThroughServer(p, ca.fromRoot);
       else if (ca.archive) await p.container.putArchive(ca.archive, { path: SCRATCH_DIR });

@@ -1,7 +1,8 @@
 import type Docker from 'dockerode';
 import { containerOptions, type ContainerPlan } from './config.js';
 import type { LimitCounters } from './limit-probe.js';
-import { CommandServer } from './server.js';
+import type { CommandServer } from '../core/command-server.js';
+import { startContainerServer } from './server.js';
 import { SERVER_CAPS, SERVER_CMD } from './server-script.js';
 
 /** What every container of one sandbox shares: image, volumes, labels, limits. */
@@ -39,13 +40,14 @@ export async function startSandboxContainer(
   docker: Docker,
   plan: SandboxPlan,
   name: string,
-): Promise<{ container: Docker.Container; server: CommandServer | null }> {
+): Promise<{ container: Docker.Container; server: CommandServer | null; resettable: boolean }> {
   let container: Docker.Container | undefined;
   try {
     container = await docker.createContainer(
       containerOptions({ ...plan, name, network: 'none', cmd: SERVER_CMD, user: '0:0', stdin: true, capAdd: SERVER_CAPS }),
     );
-    return { container, server: await CommandServer.start(docker, container) };
+    const started = await startContainerServer(docker, container);
+    return { container, server: started?.server ?? null, resettable: started?.fresh ?? false };
   } catch (e) {
     await (container ?? docker.getContainer(name)).remove({ force: true }).catch(() => undefined);
     throw e;

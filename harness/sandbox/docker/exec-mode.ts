@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import type { PreparedContainer } from './container.js';
 import { containerExec, execSimple, SWEEPER } from './exec.js';
 import { probeLimits, type LimitReading } from './limit-probe.js';
-import type { CommandRequest } from './server.js';
+import type { CommandRequest } from '../core/command-server.js';
 import type { ExecResult } from '../core/types.js';
 
 export interface ExecModeHooks {

@@ -4,10 +4,11 @@ import type Docker from 'dockerode';
 import { describeError, RedgreenError } from '../../errors.js';
 import { engineFailure, envList } from './client.js';
 import { SANDBOX_USER } from './config.js';
-import { ExecOutput, stopper } from './stream.js';
+import { stopper } from '../core/capture.js';
+import { ExecOutput } from './stream.js';
 import { EXEC_MARKER_VAR, REAP_FUNCTION } from '../core/kill-script.js';
 import type { ExecResult } from '../core/types.js';
-import type { CommandRequest } from './server.js';
+import type { CommandRequest } from '../core/command-server.js';
 
 /** The wrapper's exit when it could not finish its job (see WRAPPER); it then says why on stderr. */
 export const WRAPPER_FAILED_EXIT = 255;

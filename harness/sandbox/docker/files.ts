@@ -4,7 +4,7 @@ import { OWNER, readSingleFile } from './archive.js';
 import { engineFailure, statusOf } from './client.js';
 import { SCRATCH_DIR, WORKDIR } from './config.js';
 import { checkPaths, fsError, insideRoots, pathsArgv, readKinds, type InsidePath, type PathCheck } from './paths.js';
-import type { CommandInput } from './server.js';
+import type { CommandInput } from '../core/command-server.js';
 import { packFiles, packTree } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecResult, FileToWrite, OutputStream, UploadOptions, UploadStats } from '../core/types.js';

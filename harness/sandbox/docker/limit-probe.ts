@@ -2,12 +2,9 @@ import { HOME_DIR, SCRATCH_DIR, WORKDIR, type DockerLimits } from './config.js';
 import type { RunInside } from './paths.js';
 import { FULL_BELOW_BYTES, limitHit, SIGXFSZ_EXIT, type LimitHit } from '../core/limits.js';
 import type { ExecResult } from '../core/types.js';
+import type { LimitCounters, LimitReading } from '../core/command-server.js';
 
-/** Counters of the container's cgroup that only grow: what a command added tells what it ran into. */
-export interface LimitCounters {
-  oomKills: number;
-  pidsMax: number;
-}
+export type { LimitCounters, LimitReading } from '../core/command-server.js';
 
 // cgroup v2 (the container's own cgroup namespace) first, then v1's per-controller mounts.
 export const MEMORY_FILES = ['/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control'];
@@ -46,12 +43,6 @@ function fullMount(df: string): string | undefined {
     .split('\n')
     .map((line) => line.trim().split(/\s+/))
     .find((f) => f.length >= 6 && /^\d+$/.test(f[3]!) && Number(f[3]) * 1024 < FULL_BELOW_BYTES)?.[5];
-}
-
-/** What the container says after a command: its counters, and a volume or /tmp left full (its mount point). */
-export interface LimitReading {
-  counters: LimitCounters;
-  fullMount: string | null;
 }
 
 /**

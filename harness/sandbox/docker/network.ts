@@ -3,10 +3,11 @@ import { describeError, RedgreenError } from '../../errors.js';
 import { engineFailure, envList, profileOf, statusOf } from './client.js';
 import { containerOptions, SANDBOX_USER, type ContainerPlan } from './config.js';
 import { newMarker, wrapped } from './exec.js';
-import type { CommandRequest } from './server.js';
+import type { CommandRequest } from '../core/command-server.js';
 import { EXEC_MARKER_VAR } from '../core/kill-script.js';
 import { LABEL } from './labels.js';
-import { ExecOutput, stopper } from './stream.js';
+import { stopper } from '../core/capture.js';
+import { ExecOutput } from './stream.js';
 import type { ExecResult } from '../core/types.js';
 
 /** The bridge redgreen creates on an engine that has no default one (`dockerd --bridge=none`). */

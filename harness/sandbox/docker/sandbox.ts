@@ -11,8 +11,8 @@ import { judgeLimits } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
 import * as files from './files.js';
 import { fsError } from './paths.js';
-import type { CommandInput, CommandRequest, ServerOutcome } from './server.js';
-import { OutputCapture } from './stream.js';
+import type { CommandInput, CommandRequest, ServerOutcome } from '../core/command-server.js';
+import { OutputCapture } from '../core/capture.js';
 import type { ExecOptions, ExecResult, FileToWrite, OutputStream, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
 export interface DockerSandboxDeps {
