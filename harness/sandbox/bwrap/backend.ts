@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +25,7 @@ import { HostRoots } from '../host/roots.js';
 import { HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
 import { UserNet } from './user-net.js';
+import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf, PIPED } from './server.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
 export interface BwrapBackendOptions {
@@ -39,9 +39,11 @@ export interface BwrapBackendOptions {
 }
 
 /**
- * bubblewrap: a fresh set of namespaces per command (no network, its own PIDs, a read-only
- * minimal host), over a private workspace that persists between the commands of one sandbox.
- * When a command's PID namespace ends, everything in it dies: nothing outlives its command.
+ * bubblewrap: namespaces of its own per sandbox (no network, its own PIDs, a read-only minimal
+ * host) over a private workspace, HOME and /tmp that persist between its commands. Commands run
+ * one at a time through a command server in those namespaces (server.ts), made when the sandbox
+ * is; a command with network, or one asked for while another runs, gets a bwrap of its own. Either
+ * way nothing outlives its command.
  */
 export class BwrapBackend implements SandboxBackend {
   readonly name = 'bwrap';
@@ -50,6 +52,8 @@ export class BwrapBackend implements SandboxBackend {
   private readonly limits: Limits;
 
   private readonly roots: HostRoots;
+  /** Whether sandboxes run a command server (false once a host's env could not: a bwrap per command then). */
+  private readonly servers = { usable: true };
 
   constructor(private readonly options: BwrapBackendOptions = {}) {
     this.host = { runtimeRoots: detectRuntimeRoots(process.env, [PACKAGE_ROOT, process.cwd(), ...(options.exclude ?? [])]) };
@@ -94,7 +98,9 @@ export class BwrapBackend implements SandboxBackend {
       const id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
       writeOwner(root, id, spec.runId);
       const cgroup = await SandboxCgroup.create(`redgreen-${id}`, this.limits);
-      return new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized, this.roots);
+      const sandbox = new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized, this.roots, this.servers);
+      sandbox.warm();
+      return sandbox;
     } catch (e) {
       await this.roots.give(root);
       throw e;
@@ -103,15 +109,6 @@ export class BwrapBackend implements SandboxBackend {
 
   async close(): Promise<void> {
     await this.roots.close();
-  }
-}
-
-/** The children of a process (Linux /proc/<pid>/task/<pid>/children); none if it cannot tell. */
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
   }
 }
 
@@ -131,6 +128,8 @@ class BwrapSandbox extends HostSandbox {
     /** Whether the sandbox folder is a tmpfs of the disk limit (host/disk-limit.ts). */
     private readonly sized: boolean,
     roots: HostRoots,
+    /** The backend's: whether this host can run a command server. */
+    private readonly servers: { usable: boolean },
   ) {
     const h = (d: string) => path.join(root, d);
     const mounts = [
@@ -161,7 +160,6 @@ class BwrapSandbox extends HostSandbox {
     this.assertAlive();
     const cwd = options.cwd ? this.inside(await this.files.toHost(options.cwd)) : BWRAP_WORKSPACE;
     if (typeof command !== 'string' && !command.length) throw new RedgreenError('USAGE', 'exec needs a command');
-    const argv = bwrapArgv(command);
     const cache = options.network && this.options.cacheDir ? this.options.cacheDir : undefined;
     if (cache) await mkdir(cache, { recursive: true });
     const env = {
@@ -170,37 +168,130 @@ class BwrapSandbox extends HostSandbox {
       ...options.env,
       [MARKER_VAR]: this.id,
     };
-    const h = (d: string) => path.join(this.root, d);
+    const before = await this.cgroup?.counters();
+    // Claimed with no await before it runs: a command asked for meanwhile gets a bwrap of its own.
+    const server = options.network ? null : await this.claimServer();
+    const r = server
+      ? await this.throughServer(server, command, cwd, env, options)
+      : await this.ownBwrap(command, cwd, env, options, cache);
+    const limit = r.exitCode === 0 || r.aborted ? undefined : await this.limitHit(r, before);
+    return limit ? { ...r, limit } : r;
+  }
+
+  /** The sandbox's command server, started now for the commands to come (create calls it). */
+  warm(): void {
+    void this.serverNow();
+  }
+
+  private server: Promise<BwrapServer | null> | null = null;
+
+  private serverNow(): Promise<BwrapServer | null> {
+    if (!this.servers.usable) return Promise.resolve(null);
+    this.server ??= this.startServer().catch(() => null);
+    return this.server;
+  }
+
+  private async startServer(): Promise<BwrapServer | null> {
+    const [file, ...args] = this.launch(
+      [
+        '--info-fd',
+        String(INFO_FD),
+        ...bwrapArgs({ ...this.mountsOf(), cwd: '/', env: { PATH: this.env.PATH ?? '/usr/bin:/bin' }, network: false }),
+      ],
+      BWRAP_SERVER_ARGV,
+      { piped: true },
+    );
+    const started = await BwrapServer.start(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
+    // A keeper says this host cannot run one: no sandbox tries again.
+    if (started === 'keeper') this.servers.usable = false;
+    return started === 'keeper' ? null : started;
+  }
+
+  /** The server, claimed, when it can take a command now; a dead one is replaced first. Null: the command gets a bwrap of its own. */
+  private async claimServer(): Promise<BwrapServer | null> {
+    let server = await this.serverNow();
+    if (server?.dead) {
+      this.server = null;
+      await server.kill();
+      server = await this.serverNow();
+    }
+    this.assertAlive();
+    return server?.claim() ? server : null;
+  }
+
+  private async throughServer(
+    server: BwrapServer,
+    command: string | readonly string[],
+    cwd: string,
+    env: Record<string, string>,
+    options: ExecOptions,
+  ): Promise<ExecResult> {
+    const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : command;
+    const req = {
+      argv,
+      env,
+      cwd,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      onOutput: options.onOutput,
+      signal: options.signal,
+    };
+    const out = await this.track(server.run(req), () => server.kill());
+    // Something it could not kill: that namespace goes, and the next command gets a new one.
+    if (out.state !== 'ok') await server.kill();
+    return out.result;
+  }
+
+  /** A bwrap of its own for one command: with network, or beside a command the server runs. */
+  private async ownBwrap(
+    command: string | readonly string[],
+    cwd: string,
+    env: Record<string, string>,
+    options: ExecOptions,
+    cache: string | undefined,
+  ): Promise<ExecResult> {
     // Opened last before the command; if anything in between threw, destroy() would still close it.
     const net = options.network ? await this.openNet() : undefined;
-    const inner = [
-      'bwrap',
-      ...bwrapArgs({
-        host: this.host,
-        workspaceHost: h('workspace'),
-        scratchHost: h('scratch'),
-        homeHost: h('home'),
-        tmpHost: h('tmp'),
-        cwd,
-        env,
-        network: Boolean(options.network),
-        ...(cache ? { cacheHost: cache } : {}),
-        ...(net ? { resolvConfHost: net.resolvConf } : {}),
-      }),
-      '--',
-      ...argv,
-    ];
-    const limited = ['prlimit', `--fsize=${this.limits.fileSizeMb * MIB}`, '--', ...(net?.enter() ?? []), ...inner];
-    // The shell joins the sandbox's cgroup before exec'ing bubblewrap: every descendant is in it.
-    const [file, ...args] = this.cgroup ? ['/bin/sh', '-c', `${this.cgroup.joinScript()} && exec "$@"`, 'sh', ...limited] : limited;
+    const a = bwrapArgs({
+      ...this.mountsOf(),
+      cwd,
+      env,
+      network: Boolean(options.network),
+      ...(cache ? { cacheHost: cache } : {}),
+      ...(net ? { resolvConfHost: net.resolvConf } : {}),
+    });
+    const [file, ...args] = this.launch(a, bwrapArgv(command), { net });
     try {
-      const before = await this.cgroup?.counters();
-      const r = await this.run(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' }, options);
-      const limit = r.exitCode === 0 || r.aborted ? undefined : await this.limitHit(r, before);
-      return limit ? { ...r, limit } : r;
+      return await this.run(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' }, options);
     } finally {
       if (net) await this.closeNet(net);
     }
+  }
+
+  private mountsOf() {
+    const h = (d: string) => path.join(this.root, d);
+    return { host: this.host, workspaceHost: h('workspace'), scratchHost: h('scratch'), homeHost: h('home'), tmpHost: h('tmp') };
+  }
+
+  /**
+   * The host command that starts bwrap: under the file-size limit, in the user-mode network's
+   * namespace when it has one, and through a shell that joins the sandbox's cgroup before it runs
+   * it, so every descendant is in it (the server's: with its output on pipes, server.ts's PIPED).
+   */
+  private launch(bwrap: string[], argv: readonly string[], o: { net?: UserNet; piped?: boolean }): string[] {
+    const limited = [
+      'prlimit',
+      `--fsize=${this.limits.fileSizeMb * MIB}`,
+      '--',
+      ...(o.net?.enter() ?? []),
+      'bwrap',
+      ...bwrap,
+      '--',
+      ...argv,
+    ];
+    const join = this.cgroup ? `${this.cgroup.joinScript()} && ` : '';
+    if (o.piped) return ['/bin/sh', '-c', `${join}${PIPED}`, 'sh', ...limited];
+    return join ? ['/bin/sh', '-c', `${join}exec "$@"`, 'sh', ...limited] : limited;
   }
 
   /** A network of its own for one command (never the host's namespace), owned by this sandbox until closed. */
@@ -229,16 +320,7 @@ class BwrapSandbox extends HostSandbox {
    * is left. Before bwrap has started its init, there is only the group to kill.
    */
   protected override stopCommand(pgid: number | undefined, kill: () => Promise<unknown>): Promise<unknown> {
-    const inits = pgid ? childrenOf(pgid) : [];
-    if (!inits.length) return kill();
-    for (const pid of inits) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    return Promise.resolve();
+    return pgid && killNamespaceOf(pgid) ? Promise.resolve() : kill();
   }
 
   /** Which limit a failed command ran into: the cgroup's counters, SIGXFSZ, a full sandbox folder. */
@@ -253,7 +335,8 @@ class BwrapSandbox extends HostSandbox {
   }
 
   protected override async release(): Promise<void> {
-    await Promise.all([...this.nets].map((n) => n.close()));
+    const server = await this.server;
+    await Promise.all([...this.nets].map((n) => n.close()).concat(server ? [server.kill()] : []));
     await this.cgroup?.remove();
   }
 }

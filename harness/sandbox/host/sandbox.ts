@@ -66,12 +66,20 @@ export abstract class HostSandbox implements Sandbox {
       stop,
       onSpawn: (group) => (pgid = group),
     });
-    this.running.set(run, stop);
     try {
-      return await run;
+      return await this.track(run, stop);
     } finally {
-      this.running.delete(run);
       window?.close();
+    }
+  }
+
+  /** A command running until `p` settles, that destroy stops with `stop` and waits for. */
+  protected async track<T>(p: Promise<T>, stop: () => Promise<unknown>): Promise<T> {
+    this.running.set(p, stop);
+    try {
+      return await p;
+    } finally {
+      this.running.delete(p);
     }
   }
 

@@ -1,0 +1,207 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { CommandServer, type CommandRequest, type ServerOutcome } from '../core/command-server.js';
+
+/**
+ * The command server of a bwrap sandbox: one bubblewrap for the sandbox's life (its namespaces
+ * and mounts made once, not per command: they cost a small command's time several times over),
+ * whose init is this POSIX sh loop. It runs one command at a time, as the harness asks on its
+ * input (`run <id> <token> <words>`, words as core/command-server.ts's requestWords quotes them:
+ * env with only the command's variables, in its folder, with a new process's signal handling),
+ * and frames each one's output (core/frames.ts) once the command has ended and nothing it
+ * started is left: `<token> <id> <exit code> <state> - - -` on stdout, `<token> <id>` on stderr
+ * (state: ok, or dirty when something could not be killed; the limit fields are read on the host).
+ * The init of a namespace cannot be signalled from inside it, so a command cannot stop the
+ * server, even with `kill -9 -1`; what a command leaves is killed by pid (anything but the
+ * server), and whatever it re-parents to the server is reaped at its next `wait`. Commands run as
+ * the server's own user: that gives one command no power over the next it did not have through
+ * the workspace already, and the server ends with its sandbox. It starts by saying
+ * `redgreen-server ready 1`, or `redgreen-server keeper` when env cannot run commands as it must
+ * (coreutils < 8.31): the sandbox then runs a bwrap per command, as it does for commands with network.
+ */
+export const BWRAP_SERVER_SCRIPT = `cd /
+if ! env -i --chdir=/ --default-signal /bin/sh -c : >/dev/null 2>&1; then
+  echo 'redgreen-server keeper'
+  exit 0
+fi
+echo 'redgreen-server ready 1'
+NL='
+'
+pstate() {
+  st=
+  read -r st 2>/dev/null <"/proc/$1/stat" || return 0
+  st=\${st##*) }; st=\${st%% *}
+}
+IFS= read -r _ || exit
+while IFS= read -r req; do
+  kind=\${req%% *}; rest=\${req#* }; id=\${rest%% *}; rest=\${rest#* }; tok=\${rest%% *}; words=\${rest#* }
+  [ "$kind" = run ] || exit 3
+  eval "set -- $words"
+  "$@" </dev/null >/proc/self/fd/1 2>/proc/self/fd/2 &
+  wait $!
+  code=$? state=dirty n=0
+  while [ $n -lt 1000 ]; do
+    live=
+    for d in /proc/[0-9]*; do
+      p=\${d#/proc/}
+      [ "$p" = 1 ] && continue
+      pstate "$p"
+      case $st in '' | Z | X) ;; *) live=1; kill -9 "$p" 2>/dev/null ;; esac
+    done
+    [ -n "$live" ] || { state=ok; break; }
+    n=$((n+1))
+  done
+  printf '%s %s %s %s - - -\\n' "$tok" "$id" "$code" "$state"
+  printf '%s %s\\n' "$tok" "$id" >&2
+done`;
+
+/** The server as its namespace's init (bwrap --as-pid-1), named in process lists by $0. */
+export const BWRAP_SERVER_ARGV = ['/bin/sh', '-c', BWRAP_SERVER_SCRIPT, 'redgreen-server'];
+
+/** The children of a process (Linux /proc/<pid>/task/<pid>/children); none if it cannot tell. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Kills what a bwrap process (pid) runs: its namespace's init, whose end makes the kernel kill and
+ * reap everything else in the namespace before bwrap reports its exit. False before bwrap has
+ * started its init: then there is only bwrap itself to kill.
+ */
+export function killNamespaceOf(pid: number): boolean {
+  const inits = childrenOf(pid);
+  for (const init of inits) kill(init);
+  return inits.length > 0;
+}
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** The fd (of the host command) bwrap writes its JSON info to: the init's pid. */
+export const INFO_FD = 3;
+
+/**
+ * The host shell around the server's bwrap (`"$@"`): its stdout and stderr become real pipes,
+ * relayed by a cat each to the harness. Node gives a child sockets, and a socket cannot be
+ * opened anew through /proc/self/fd, which is how the server gives each command an output of
+ * its own (a command that makes its output non-blocking must not make the server's so).
+ */
+export const PIPED = `{ "$@" 2>&1 1>&7 7>&- | cat 1>&2 7>&- ${INFO_FD}>&-; } 7>&1 | cat ${INFO_FD}>&-`;
+
+/**
+ * The harness's end of a running server: the host command around its bwrap, whose pipes carry the
+ * frames. A command is stopped (timeout, abort) by ending the whole namespace; so is the server
+ * when it dies or breaks the protocol: the sandbox then starts another for its next command.
+ */
+export class BwrapServer {
+  /** The namespace's init (the server), as bwrap reports it on INFO_FD. */
+  private init: number | null = null;
+
+  private constructor(
+    private readonly pid: number,
+    private readonly commands: CommandServer,
+    /** Settles once the host command has exited and its pipes are closed: nothing of the namespace is left. */
+    private readonly gone: Promise<void>,
+  ) {}
+
+  /**
+   * Starts `file args` (a shell running PIPED around bwrap --info-fd INFO_FD … --
+   * BWRAP_SERVER_ARGV) and reads its hello; null when it did not start, 'keeper' when it cannot
+   * serve here.
+   */
+  static async start(
+    file: string,
+    args: readonly string[],
+    cwd: string,
+    env: Record<string, string>,
+  ): Promise<BwrapServer | 'keeper' | null> {
+    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    let server: BwrapServer | null = null;
+    const commands = new CommandServer(child.stdin, {
+      diesWithCommand: true,
+      stop: () => server?.stop(),
+    });
+    child.stdin.on('error', () => undefined); // a dead server's input: its end is seen on its output
+    child.stdout.on('data', (c: Buffer) => commands.push('stdout', c));
+    child.stderr.on('data', (c: Buffer) => commands.push('stderr', c));
+    let info = '';
+    child.stdio[INFO_FD]!.on('data', (c: Buffer) => {
+      info += c.toString('latin1');
+      const m = /"child-pid":\s*(\d+)/.exec(info);
+      if (m && server && !server.init) server.init = Number(m[1]);
+    });
+    // 'close': the host command has exited and every holder of its pipes with it.
+    const gone = new Promise<void>((resolve) => {
+      child.once('close', () => resolve());
+      child.once('error', () => resolve());
+    }).then(() => commands.ended('the bwrap command server ended'));
+    if (!child.pid) {
+      await gone;
+      return null;
+    }
+    server = new BwrapServer(child.pid, commands, gone);
+    let mode: string | undefined;
+    try {
+      [mode] = await commands.hello();
+      if (mode === 'ready') return server;
+    } catch {
+      // ended before its hello: bwrap could not start it
+    }
+    await server.kill();
+    return mode === 'keeper' ? 'keeper' : null;
+  }
+
+  /** Taken by a command from claim() until its run() ends. */
+  private busy = false;
+
+  /**
+   * Takes the server for one command if it is alive and free; synchronous, so two commands asking
+   * at once never both get it. The command must then go to run(), which frees it when done.
+   */
+  claim(): boolean {
+    if (this.dead || this.busy || this.commands.pending > 0) return false;
+    this.busy = true;
+    return true;
+  }
+
+  /** Being killed (a timeout, a destroy): no command may take it any more. */
+  private stopping = false;
+
+  /** Whether it died, broke the protocol or is being killed (it must be replaced). */
+  get dead(): boolean {
+    return this.stopping || !!this.commands.failure;
+  }
+
+  async run(req: CommandRequest): Promise<ServerOutcome> {
+    try {
+      return await this.commands.run(req);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Ends the namespace through its init; before bwrap has said which that is, the whole host command. */
+  private stop(): void {
+    if (this.init) kill(this.init);
+    else kill(-this.pid);
+  }
+
+  /**
+   * Ends the server and everything in its namespace; resolves once nothing of it is left. A command
+   * it was running ends as killed (exit 137), as a local command does at destroy.
+   */
+  async kill(): Promise<void> {
+    this.stopping = true;
+    this.stop();
+    await this.gone;
+  }
+}

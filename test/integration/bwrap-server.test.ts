@@ -1,0 +1,110 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { BwrapBackend } from '../../harness/sandbox/bwrap/backend.js';
+import type { Sandbox } from '../../harness/sandbox/core/types.js';
+import { backendCases } from '../helpers/backends.js';
+import { processesWith, uniqueSleep } from '../helpers/procs.js';
+
+/** Host processes whose command line mentions `text` anywhere (a sandbox's folder). */
+function processesMentioning(text: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(text)) found.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+/** What runs as pid 1 of a command's namespace: the sandbox's command server, or a bwrap of the command's own. */
+const INIT = 'tr "\\0" " " </proc/1/cmdline; echo';
+
+// backendCases fails in CI when bwrap cannot run; locally the suite is left out.
+const bwrap = (await backendCases()).some((c) => c.name === 'bwrap');
+
+describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
+  const backend = new BwrapBackend();
+  let sb: Sandbox;
+  beforeAll(async () => {
+    await backend.open();
+    sb = await backend.create({ runId: 'bwrap-server', fixtureId: 'server' });
+  });
+  afterAll(async () => {
+    await sb.destroy();
+    await backend.close();
+  });
+
+  test('commands run one after another through it, each in a fresh process, in the one workspace', async () => {
+    const first = await sb.exec(`${INIT}; echo $$ > pid; echo x > kept`);
+    expect(first.stdout).toMatch(/redgreen-server/);
+    const second = await sb.exec(`${INIT}; cat kept; test "$(cat pid)" != $$ && echo other`);
+    expect(second.stdout).toMatch(/redgreen-server .*\nx\nother\n$/s);
+  });
+
+  test('`kill -9 -1` ends what the command started, not the server: the next command runs normally', async () => {
+    const t = uniqueSleep();
+    // kill(-1) spares the caller and the namespace's init: the shell goes on, its sleep does not.
+    const r = await sb.exec(`sleep ${t} & kill -9 -1; wait; echo after`);
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'after\n' });
+    expect(processesWith(t)).toEqual([]);
+    const next = await sb.exec(`${INIT}; echo fine`);
+    expect(next).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(next.stdout).toMatch(/redgreen-server .*\nfine\n$/s);
+  });
+
+  test('commands at the same time: the second gets a bwrap of its own, and each its own output and exit code', async () => {
+    const results = await Promise.all([0, 1, 2].map((i) => sb.exec(`${INIT}; sleep 0.3; echo out${i}; echo err${i} >&2; exit ${i + 3}`)));
+    results.forEach((r, i) => {
+      expect(r.exitCode).toBe(i + 3);
+      expect(r.stdout).toMatch(new RegExp(`\\nout${i}\\n$`));
+      expect(r.stderr).toBe(`err${i}\n`);
+    });
+    expect(results.filter((r) => r.stdout.includes('redgreen-server'))).toHaveLength(1);
+  });
+
+  test("a command that makes its output non-blocking and floods it leaves the next command's output intact", async () => {
+    const flood =
+      'import fcntl, os, sys\n' +
+      'for fd in (1, 2):\n' +
+      '    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)\n' +
+      'data = b"y" * (4 << 20)\n' +
+      'view = memoryview(data)\n' +
+      'while view:\n' +
+      '    try:\n' +
+      '        view = view[os.write(1, view):]\n' +
+      '    except BlockingIOError:\n' +
+      '        pass\n';
+    await sb.writeFiles([{ path: 'flood.py', content: flood }]);
+    const r = await sb.exec('python3 flood.py');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.length).toBe(4 << 20);
+    const big = await sb.exec('head -c 3000000 /dev/zero | tr "\\0" z; echo; echo done >&2');
+    expect(big.stdout.length).toBe(3_000_001);
+    expect(big.stderr).toBe('done\n');
+  });
+
+  test('after a timeout (the namespace ends with the command), the next command gets a new server', async () => {
+    const t = uniqueSleep();
+    const r = await sb.exec(`setsid sleep ${t} & sleep ${t}`, { timeoutMs: 300 });
+    expect(r.timedOut).toBe(true);
+    expect(processesWith(t)).toEqual([]);
+    const next = await sb.exec(`${INIT}; cat kept`);
+    expect(next.stdout).toMatch(/redgreen-server .*\nx\n$/s);
+  });
+
+  test('destroy ends the server and every host process of the sandbox', async () => {
+    const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'destroyed' });
+    // The sandbox's host folder is named by its id without the last part (bwrap/backend.ts).
+    const root = other.id.replace(/-[0-9a-f]+$/, '');
+    await other.exec('true');
+    // A command still running at destroy, beside the idle server.
+    const running = other.exec(`sleep ${uniqueSleep()}`);
+    await other.exec('true'); // the second command goes to a bwrap of its own while the first runs
+    await other.destroy();
+    expect((await running).exitCode).toBe(137);
+    expect(processesMentioning(root)).toEqual([]);
+  });
+});
