@@ -1,7 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BwrapBackend } from '../../harness/sandbox/bwrap/backend.js';
 import type { Sandbox } from '../../harness/sandbox/core/types.js';
+import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { backendCases } from '../helpers/backends.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
@@ -94,6 +98,24 @@ describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
     const next = await sb.exec(`${INIT}; cat kept`);
     expect(next.stdout).toMatch(/redgreen-server .*\nx\n$/s);
   });
+
+  test.skipIf(!overlayAllowed())(
+    'a workspace started from a prepared tree after the server started is what the next command sees',
+    async () => {
+      const tree = await mkdtemp(path.join(os.tmpdir(), 'rg-bwrap-tree-'));
+      const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'layer' });
+      try {
+        await writeFile(path.join(tree, 'from-layer.txt'), 'prepared\n');
+        expect((await other.exec(`${INIT}`)).stdout).toMatch(/redgreen-server/);
+        expect(await other.startFrom!(tree)).toBe(true);
+        const r = await other.exec(`${INIT}; cat from-layer.txt`);
+        expect(r.stdout).toMatch(/redgreen-server .*\nprepared\n$/s);
+      } finally {
+        await other.destroy();
+        await rm(tree, { recursive: true, force: true });
+      }
+    },
+  );
 
   test('destroy ends the server and every host process of the sandbox', async () => {
     const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'destroyed' });

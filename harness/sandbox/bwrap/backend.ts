@@ -186,7 +186,7 @@ class BwrapSandbox extends HostSandbox {
   private server: Promise<BwrapServer | null> | null = null;
 
   private serverNow(): Promise<BwrapServer | null> {
-    if (!this.servers.usable) return Promise.resolve(null);
+    if (!this.servers.usable || !this.alive) return Promise.resolve(null);
     this.server ??= this.startServer().catch(() => null);
     return this.server;
   }
@@ -240,6 +240,21 @@ class BwrapSandbox extends HostSandbox {
     // Something it could not kill: that namespace goes, and the next command gets a new one.
     if (out.state !== 'ok') await server.kill();
     return out.result;
+  }
+
+  /**
+   * A server started before the overlay was mounted would show its commands the folder under it
+   * (its namespace holds the workspace as it was): it goes first, and a new one starts after.
+   */
+  override async startFrom(tree: string): Promise<boolean> {
+    const server = this.server;
+    this.server = null;
+    await (await server)?.kill();
+    try {
+      return await super.startFrom(tree);
+    } finally {
+      this.warm();
+    }
   }
 
   /** A bwrap of its own for one command: with network, or beside a command the server runs. */

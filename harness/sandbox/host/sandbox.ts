@@ -34,6 +34,10 @@ export abstract class HostSandbox implements Sandbox {
 
   abstract exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
 
+  protected get alive(): boolean {
+    return !this.destroyed;
+  }
+
   protected assertAlive(): void {
     if (this.destroyed) throw new RedgreenError('SANDBOX_DESTROYED', `sandbox ${this.id} was destroyed`);
   }
