@@ -28,7 +28,8 @@ const MineShape = {
 export const mineOptionsSchema = () => runOptionsSchema().extend(MineShape);
 export type MineOptions = z.infer<ReturnType<typeof RunBaseSchema.extend<typeof MineShape>>>;
 
-interface Row {
+/** One commit of `mine --json`'s `commits`: kept as a fixture, or why not. */
+export interface MineRow {
   commit: string;
   subject: string;
   id?: string;
@@ -60,7 +61,7 @@ export async function mine(ref: string, options: MineOptions): Promise<number> {
       .replace(/^[^A-Za-z0-9]+/, '') ||
       'repo');
   const subjectOf = await commitSubjects(repo, shas);
-  const rows: Row[] = [];
+  const rows: MineRow[] = [];
   const drafts: FixtureDraft[] = [];
   const subjects = new Map<string, { commit: string; subject: string }>();
   for (const sha of shas) {
@@ -105,7 +106,7 @@ export async function mine(ref: string, options: MineOptions): Promise<number> {
   return 0;
 }
 
-function render(ref: string, walked: number, rows: Row[]): string {
+function render(ref: string, walked: number, rows: MineRow[]): string {
   const kept = rows.filter((r) => r.kept);
   const rest = rows.filter((r) => !r.kept);
   const lines = [`${ref}: ${walked} commit(s), ${kept.length} fixture(s) kept`];

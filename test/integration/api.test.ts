@@ -127,17 +127,19 @@ describe('the public API', () => {
     await writeFile(path.join(dir, 'check.sh'), check);
     await writeFile(path.join(dir, 'value.txt'), '1\n');
     await writeFile(path.join(dir, 'ISSUE.md'), '# value is 1, should be 2\n');
-    await writeFile(
-      path.join(dir, 'fixture.json'),
-      JSON.stringify({
-        id: 'custom',
-        title: 'custom runner',
-        language: 'sh',
-        runner: 'lines',
-        test: { command: 'sh check.sh' },
-        tags: ['custom'],
-      }),
-    );
+    const manifest = (extra: object) =>
+      writeFile(
+        path.join(dir, 'fixture.json'),
+        JSON.stringify({
+          id: 'custom',
+          title: 'custom runner',
+          language: 'sh',
+          runner: 'lines',
+          test: { command: 'sh check.sh' },
+          ...extra,
+        }),
+      );
+    await manifest({ tags: ['custom'] });
     await writeFile(path.join(root, 'oracles', 'custom.patch'), await diffTrees({ 'value.txt': '1\n' }, { 'value.txt': '2\n' }));
     const report = await selfcheck<{ countLabel: string }>({ root, backend: 'counted', countLabel: 'api', tag: ['custom'] });
     expect(report.backend).toBe('counted');
@@ -145,17 +147,7 @@ describe('the public API', () => {
     expect(report.fixtures[0]!.observed).toEqual({ failToPass: ['value'], passToPass: ['other'] });
     expect(created).toEqual(['api:custom']);
     // run() grades the same way: the oracle as an agent resolves it once failToPass is declared.
-    await writeFile(
-      path.join(dir, 'fixture.json'),
-      JSON.stringify({
-        id: 'custom',
-        title: 'custom runner',
-        language: 'sh',
-        runner: 'lines',
-        test: { command: 'sh check.sh' },
-        tests: { failToPass: ['value'], passToPass: ['other'] },
-      }),
-    );
+    await manifest({ tests: { failToPass: ['value'], passToPass: ['other'] } });
     const [graded] = await run({ root, agent: 'oracle', backend: 'counted' });
     expect(graded!.fixtures.map((f) => f.verdict)).toEqual(['resolved']);
   });

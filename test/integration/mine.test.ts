@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { MineRow } from '../../harness/commands/mine.js';
 import { runCli } from '../helpers/cli.js';
 import { JS_REPOS } from '../helpers/fix-repos.js';
 import { isolatedCache, makeGitRepo, type CommitSpec } from '../helpers/git-repos.js';
@@ -20,14 +21,6 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-interface Row {
-  commit: string;
-  subject: string;
-  id?: string;
-  kept: boolean;
-  reason: string;
-}
-
 test('mine keeps the five real fixes and explains the other fifteen commits', async () => {
   const { history, fixes, reasons } = mineHistory();
   const repo = path.join(base, 'textkit');
@@ -38,7 +31,7 @@ test('mine keeps the five real fixes and explains the other fifteen commits', as
   const pass = ['--pass-env', 'PYTEST_DISABLE_PLUGIN_AUTOLOAD', '--pass-env', 'PIP_DISABLE_PIP_VERSION_CHECK'];
   const r = await runCli(['mine', repo, '--root', root, '--max-lines', '100', '--json', ...pass], { env });
   expect(r.code, r.stderr).toBe(0);
-  const out = JSON.parse(r.stdout) as { walked: number; commits: Row[] };
+  const out = JSON.parse(r.stdout) as { walked: number; commits: MineRow[] };
   // First-parent history: the merge's side commit is not walked.
   expect(out.walked).toBe(20);
   const bySha = new Map(out.commits.map((c) => [c.commit, c]));
@@ -98,7 +91,7 @@ test('mine over a JavaScript history (node:test) with --repeat 2: the fixes are 
   const root = path.join(base, 'project-js');
   const r = await runCli(['mine', repo, '--root', root, '--prefix', 'clamp', '--repeat', '2', '--json'], { env: { XDG_CACHE_HOME: xdg } });
   expect(r.code, r.stderr).toBe(0);
-  const rows = (JSON.parse(r.stdout) as { commits: Row[] }).commits;
+  const rows = (JSON.parse(r.stdout) as { commits: MineRow[] }).commits;
   expect(rows.map((c) => [c.commit, c.kept, c.kept ? c.id : c.reason.split(/[(:]/)[0]!.trim()])).toEqual([
     [shas[6], false, 'flaky'],
     [shas[5], true, `clamp-${shas[5]!.slice(0, 8)}`],

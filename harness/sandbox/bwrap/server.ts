@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { CommandServer, type CommandRequest, type ServerOutcome } from '../core/command-server.js';
+import { PSTATE_FUNCTION } from '../core/kill-script.js';
+import { signal } from '../host/kill.js';
 
 /**
  * The command server of a bwrap sandbox: one bubblewrap for the sandbox's life (its namespaces
@@ -27,11 +29,7 @@ fi
 echo 'redgreen-server ready 1'
 NL='
 '
-pstate() {
-  st=
-  read -r st 2>/dev/null <"/proc/$1/stat" || return 0
-  st=\${st##*) }; st=\${st%% *}
-}
+${PSTATE_FUNCTION}
 IFS= read -r _ || exit
 while IFS= read -r req; do
   kind=\${req%% *}; rest=\${req#* }; id=\${rest%% *}; rest=\${rest#* }; tok=\${rest%% *}; words=\${rest#* }
@@ -74,16 +72,8 @@ function childrenOf(pid: number): number[] {
  */
 export function killNamespaceOf(pid: number): boolean {
   const inits = childrenOf(pid);
-  for (const init of inits) kill(init);
+  for (const init of inits) signal(init, 'SIGKILL');
   return inits.length > 0;
-}
-
-function kill(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
 }
 
 /** The fd (of the host command) bwrap writes its JSON info to: the init's pid. */
@@ -191,8 +181,8 @@ export class BwrapServer {
 
   /** Ends the namespace through its init; before bwrap has said which that is, the whole host command. */
   private stop(): void {
-    if (this.init) kill(this.init);
-    else kill(-this.pid);
+    if (this.init) signal(this.init, 'SIGKILL');
+    else signal(-this.pid, 'SIGKILL');
   }
 
   /**

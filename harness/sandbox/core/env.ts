@@ -2,6 +2,9 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+/** The proxy variables, in both spellings: what reaches the network here reaches it there too. */
+export const PROXY_VARS: readonly string[] = ['http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'];
+
 /**
  * The environment a sandboxed command sees is built from an allowlist, never from the
  * harness's own process.env: tokens and keys in the harness's environment stay out.
@@ -23,12 +26,7 @@ export const HOST_ENV_ALLOWLIST: readonly string[] = [
   'SSL_CERT_DIR',
   'REQUESTS_CA_BUNDLE',
   'PIP_CERT',
-  'http_proxy',
-  'https_proxy',
-  'no_proxy',
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'NO_PROXY',
+  ...PROXY_VARS,
 ];
 
 /** Variables that keep runner output plain and stable for parsing, on every backend (remote ones too). */

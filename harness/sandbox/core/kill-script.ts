@@ -12,6 +12,16 @@ export const MARKER_VAR = 'REDGREEN_SANDBOX';
 /** Every process of one command run inside a container or remote sandbox carries `REDGREEN_EXEC=<marker>`. */
 export const EXEC_MARKER_VAR = 'REDGREEN_EXEC';
 
+/**
+ * `pstate <pid>`: sets `st` to the process's state letter (R, S, Z…), or to nothing when it is
+ * gone; read with the shell alone, so the command servers' scans of /proc fork nothing.
+ */
+export const PSTATE_FUNCTION = `pstate() {
+  st=
+  read -r st 2>/dev/null <"/proc/$1/stat" || return 0
+  st=\${st##*) }; st=\${st%% *}
+}`;
+
 /** Scans a fork bomb may outrun before the reap gives up and its caller stops the whole sandbox. */
 const REAP_ROUNDS = 100;
 

@@ -1,5 +1,6 @@
 import { HOME_DIR, SANDBOX_GID, SANDBOX_UID, SCRATCH_DIR, WORKDIR } from './config.js';
 import { MEMORY_FILES, MOUNTS, PIDS_FILES } from './limit-probe.js';
+import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { FULL_BELOW_BYTES } from '../core/limits.js';
 
 /**
@@ -77,11 +78,7 @@ limits() {
     case $a in '' | *[!0-9]*) ;; *) [ "$a" -ge ${FULL_BELOW_BYTES / 1024} ] || { echo "$m"; break; } ;; esac
   done)
 }
-pstate() {
-  st=
-  read -r st 2>/dev/null <"/proc/$1/stat" || return 0
-  st=\${st##*) }; st=\${st%% *}
-}
+${PSTATE_FUNCTION}
 sweep() { ${AS_USER} /bin/sh -c 'kill -9 -1' </dev/null >/dev/null 2>&1; }
 run() {
   trap : USR1

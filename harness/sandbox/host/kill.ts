@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { PidWindow } from './pid-clock.js';
 
-function signal(pid: number, sig: NodeJS.Signals): void {
+/** Sends a signal, ignoring a process already gone. */
+export function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
   } catch {
