@@ -52,6 +52,8 @@ export interface CommandServerOptions {
    * by the command itself. Otherwise the command fails with the server.
    */
   diesWithCommand?: boolean;
+  /** The request's words as this server reads them (default: requestWords). */
+  words?: (req: CommandRequest) => string;
 }
 
 /** The server's first line: what it is, and whether the sandbox's folders were empty when it started. */
@@ -148,8 +150,9 @@ export class CommandServer {
     ]);
     frames.catch(() => undefined); // awaited below, unless sending the input failed first
     let inputError: unknown;
-    if (input) inputError = await this.send(`put ${id} ${token} ${requestWords(req)}\n`, input);
-    else this.stream.write(`run ${id} ${token} ${requestWords(req)}\n`);
+    const words = (this.options.words ?? requestWords)(req);
+    if (input) inputError = await this.send(`put ${id} ${token} ${words}\n`, input);
+    else this.stream.write(`run ${id} ${token} ${words}\n`);
     const stop = stopper(input ? {} : req, () => (this.options.stop ? this.options.stop(id) : void this.stream.write(`kill ${id}\n`)));
     try {
       const framed = await frames.catch((e: unknown) => {

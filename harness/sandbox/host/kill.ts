@@ -47,18 +47,38 @@ const PF_KTHREAD = 0x00200000;
  * tells them apart from a kernel thread or a process that really has no environment (`env -i`).
  */
 function emptyEnviron(pid: number): 'exec' | 'reread' | 'none' {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return 'none'; // gone
-  }
-  // Fields after the command name (which may hold spaces and parentheses), from field 3 on.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (f[0] === 'Z' || f[0] === 'X' || Number(f[6]) & PF_KTHREAD) return 'none';
+  const f = statFields(pid);
+  if (!f || f[0] === 'Z' || f[0] === 'X' || Number(f[6]) & PF_KTHREAD) return 'none';
   const [envStart, envEnd] = [Number(f[47]), Number(f[48])];
   if (!envEnd) return 'exec';
   return envEnd > envStart ? 'reread' : 'none';
+}
+
+/** A process's /proc stat fields after its command name (which may hold spaces and parentheses), from field 3 (state) on; null once gone. */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A process group whose members are a command's too, but for some (a command run by a host
+ * server shares the server's group: server.ts): what a command started with a cleared
+ * environment and left in its group has no marker, and only its group says it is the command's.
+ */
+export interface SharedGroup {
+  pgid: number;
+  /** The group's members that are not the command's (the server and its pipes). */
+  except: ReadonlySet<number>;
+}
+
+function inGroup(pid: number, group: SharedGroup): boolean {
+  if (group.except.has(pid)) return false;
+  const f = statFields(pid);
+  return !!f && f[0] !== 'Z' && f[0] !== 'X' && Number(f[2]) === group.pgid;
 }
 
 /** One look at the candidates: those carrying the marker, and those that may but cannot say yet (inside an exec). */
@@ -72,7 +92,12 @@ interface Scan {
  * a short command's few pids are cheaper read in a row than with a promise each, and a full scan
  * is rare (no window, or one the clock lost).
  */
-export function findMarked(value: string, window: PidWindow | null = null, name: string = MARKER_VAR): Scan {
+export function findMarked(
+  value: string,
+  window: PidWindow | null = null,
+  name: string = MARKER_VAR,
+  group: SharedGroup | null = null,
+): Scan {
   const needle = Buffer.from(`${name}=${value}\0`);
   const read = (pid: number): Buffer | null => {
     try {
@@ -93,7 +118,7 @@ export function findMarked(value: string, window: PidWindow | null = null, name:
       if (why === 'exec') scan.unsure.push(pid);
       else if (why === 'reread') environ = read(pid);
     }
-    if (environ?.includes(needle)) scan.marked.push(pid);
+    if (environ?.includes(needle) || (group && inGroup(pid, group))) scan.marked.push(pid);
   }
   return scan;
 }
@@ -104,9 +129,14 @@ export function findMarked(value: string, window: PidWindow | null = null, name:
  * may fork between the scan and the kill; bounded so a fork bomb cannot pin us. `marker` is a
  * command's exec marker, found among the pids of its window.
  */
-export async function killTree(pgid: number | undefined, marker: string, window: PidWindow | null): Promise<number> {
+export async function killTree(
+  pgid: number | undefined,
+  marker: string,
+  window: PidWindow | null,
+  group: SharedGroup | null = null,
+): Promise<number> {
   if (pgid) signal(-pgid, 'SIGKILL');
-  return killMarked(marker, window, EXEC_MARKER_VAR);
+  return killMarked(marker, window, EXEC_MARKER_VAR, group);
 }
 
 /** Every process of a sandbox, whatever command started it (destroy after a harness crash: gc). */
@@ -124,10 +154,10 @@ const KILL_ROUNDS = 200;
  * a process that is not its child (no pidfd), so between rounds the CPU goes to them for a
  * moment (1 ms, then 2, up to 10).
  */
-async function killMarked(value: string, window: PidWindow | null, name: string): Promise<number> {
+async function killMarked(value: string, window: PidWindow | null, name: string, group: SharedGroup | null = null): Promise<number> {
   let killed = 0;
   for (let round = 0; round < KILL_ROUNDS; round++) {
-    const { marked, unsure } = findMarked(value, window, name);
+    const { marked, unsure } = findMarked(value, window, name, group);
     if (!marked.length && !unsure.length) break;
     for (const pid of marked) signal(pid, 'SIGKILL');
     killed += marked.length;

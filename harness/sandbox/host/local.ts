@@ -6,6 +6,7 @@ import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from './files.js';
 import { HostRoots } from './roots.js';
 import { HostSandbox } from './sandbox.js';
+import { HostServers } from './server.js';
 import { writeOwner } from './gc.js';
 import { MARKER_VAR } from '../core/kill-script.js';
 import { resolveInside } from '../core/paths.js';
@@ -27,6 +28,8 @@ export interface LocalBackendOptions {
 export class LocalBackend implements SandboxBackend {
   readonly name = 'local';
   private readonly roots: HostRoots;
+  /** The command servers of every sandbox of this backend. */
+  private readonly servers = new HostServers();
 
   constructor(private readonly options: LocalBackendOptions = {}) {
     this.roots = new HostRoots({ base: options.baseDir ?? os.tmpdir(), prefix: 'redgreen-local-' });
@@ -38,12 +41,13 @@ export class LocalBackend implements SandboxBackend {
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const { root } = await this.roots.take();
-    const sandbox = new LocalSandbox(root, this.options, this.roots);
+    const sandbox = new LocalSandbox(root, this.options, this.roots, this.servers);
     writeOwner(root, sandbox.id, spec.runId);
     return sandbox;
   }
 
   async close(): Promise<void> {
+    await this.servers.close();
     await this.roots.close();
   }
 }
@@ -52,7 +56,12 @@ class LocalSandbox extends HostSandbox {
   readonly backend = 'local';
   private readonly env: Record<string, string>;
 
-  constructor(root: string, options: LocalBackendOptions, roots: HostRoots) {
+  constructor(
+    root: string,
+    options: LocalBackendOptions,
+    roots: HostRoots,
+    private readonly servers: HostServers,
+  ) {
     const workdir = path.join(root, 'workspace');
     const scratch = path.join(root, 'scratch');
     const files = new HostFiles(
@@ -78,8 +87,14 @@ class LocalSandbox extends HostSandbox {
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     const cwd = options.cwd ? await resolveInside([this.workdir, this.scratchDir], options.cwd, this.workdir) : this.workdir;
-    const [file, ...args] = typeof command === 'string' ? ['/bin/sh', '-c', command] : command;
+    const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : command;
+    const [file, ...args] = argv;
     if (!file) throw new RedgreenError('USAGE', 'exec needs a command');
-    return this.run(file, args, cwd, { ...this.env, ...options.env }, options);
+    const env = { ...this.env, ...options.env };
+    const server = await this.servers.take();
+    if (!server) return this.run(file, args, cwd, env, options);
+    if (!this.alive) server.release();
+    this.assertAlive();
+    return this.serve(server, argv, cwd, env, options);
   }
 }

@@ -7,6 +7,7 @@ import type { HostRoots } from './roots.js';
 import { killTree } from './kill.js';
 import { PidWindow } from './pid-clock.js';
 import { runProcess } from './process.js';
+import type { HostServer } from './server.js';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -54,7 +55,7 @@ export abstract class HostSandbox implements Sandbox {
     env: Record<string, string>,
     options: ExecOptions,
   ): Promise<ExecResult> {
-    const marker = `${this.id}.${++this.execs}`;
+    const marker = this.nextMarker();
     const window = PidWindow.open();
     let pgid: number | undefined;
     const kill = () => killTree(pgid, marker, window);
@@ -75,6 +76,46 @@ export abstract class HostSandbox implements Sandbox {
     } finally {
       window?.close();
     }
+  }
+
+  /**
+   * Runs one command through a host server (server.ts) as run() does, but in the server's process
+   * group instead of a session of its own: the server's group members that joined since it started
+   * are the command's too.
+   */
+  protected async serve(
+    server: HostServer,
+    argv: readonly string[],
+    cwd: string,
+    env: Record<string, string>,
+    options: ExecOptions,
+  ): Promise<ExecResult> {
+    const marker = this.nextMarker();
+    const window = PidWindow.open();
+    const kill = () => killTree(undefined, marker, window, server.group);
+    const req = {
+      argv,
+      cwd,
+      env: { ...env, [MARKER_VAR]: this.id, [EXEC_MARKER_VAR]: marker },
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      onOutput: options.onOutput,
+      signal: options.signal,
+    };
+    try {
+      const out = await this.track(
+        server.run(req, kill, () => kill().then(() => 'ok' as const)),
+        kill,
+      );
+      return out.result;
+    } finally {
+      window?.close();
+    }
+  }
+
+  /** A new command's marker: the sandbox's id and the command's number. */
+  private nextMarker(): string {
+    return `${this.id}.${++this.execs}`;
   }
 
   /** A command running until `p` settles, that destroy stops with `stop` and waits for. */

@@ -1,0 +1,142 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { LocalBackend } from '../../harness/sandbox/host/local.js';
+import { HostServer, HostServers } from '../../harness/sandbox/host/server.js';
+import type { Sandbox } from '../../harness/sandbox/core/types.js';
+import { processesWith, uniqueSleep } from '../helpers/procs.js';
+
+/** Live members of process group `pgid`. */
+function groupOf(pgid: number): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[2]) === pgid && f[0] !== 'Z') found.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+// The local backend's commands go through host command servers (one sh loop per command running
+// at once, shared by every sandbox): these are what sharing one brings that the conformance suite
+// does not look at.
+describe('local command servers', () => {
+  const backend = new LocalBackend();
+  let sb: Sandbox;
+  beforeAll(async () => {
+    await backend.open();
+    sb = await backend.create({ runId: 'host-server', fixtureId: 'server' });
+  });
+  afterAll(async () => {
+    await sb.destroy();
+    await backend.close();
+  });
+
+  test('what a command leaves with a cleared environment in the group it shares with the server is killed', async () => {
+    const t = uniqueSleep();
+    const r = await sb.exec(`env -i /bin/sh -c 'sleep ${t} >/dev/null 2>&1 &'; echo left`);
+    expect(r.stdout).toBe('left\n');
+    expect(processesWith(t)).toEqual([]);
+  });
+
+  test('a command that signals its own group (`kill 0`) gets the signal, as in a session of its own', async () => {
+    const r = await sb.exec('echo before; kill 0; echo after');
+    expect(r.exitCode).toBe(143);
+    expect(r.stdout).toBe('before\n');
+    expect((await sb.exec('echo next')).stdout).toBe('next\n');
+  });
+
+  test('a command that kills its own group (the server with it) was killed, its output kept; the next command runs', async () => {
+    const r = await sb.exec('echo before; kill -9 0; echo after');
+    expect(r.exitCode).toBe(137);
+    expect(r.signal).toBe('SIGKILL');
+    expect(r.stdout).toBe('before\n');
+    const next = await sb.exec('echo next');
+    expect(next).toMatchObject({ exitCode: 0, stdout: 'next\n' });
+  });
+
+  test('a command that makes its output non-blocking and fills it leaves the server working', async () => {
+    const script = [
+      'import fcntl, os',
+      'for fd in (1, 2):',
+      '    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)',
+      'n = 0',
+      'while n < 2_000_000:',
+      '    try:',
+      "        n += os.write(1, b'x' * 65536)",
+      '    except BlockingIOError:',
+      '        pass',
+      "os.write(2, b'done')",
+    ].join('\n');
+    await sb.writeFiles([{ path: 'nb.py', content: script }]);
+    const r = await sb.exec(['python3', 'nb.py']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdoutInfo.bytes).toBeGreaterThanOrEqual(2_000_000);
+    expect(r.stderr).toBe('done');
+    const next = await sb.exec('echo next; echo err >&2');
+    expect(next).toMatchObject({ exitCode: 0, stdout: 'next\n', stderr: 'err\n' });
+  });
+
+  test('a variable the shell cannot export reaches the command exactly, as the others do', async () => {
+    const r = await sb.exec(['env'], { env: { 'A-B': 'x y', C: "it's\nmultiline" } });
+    expect(r.stdout).toContain('A-B=x y\n');
+    expect(r.stdout).toContain("C=it's\nmultiline\n");
+    const plain = await sb.exec(['env'], { env: { C: "it's\nmultiline" } });
+    expect(plain.stdout).toContain("C=it's\nmultiline\n");
+    expect(plain.stdout).not.toMatch(/^(OLDPWD|PWD)=/m);
+  });
+
+  test('a missing program is exit 127 with the shell saying why', async () => {
+    const r = await sb.exec(['no-such-program-here']);
+    expect(r.exitCode).toBe(127);
+    expect(r.stderr).toMatch(/no-such-program-here: not found/);
+  });
+});
+
+describe('host servers', () => {
+  test('close ends every server and its pipes, a command one runs included', async () => {
+    const servers = new HostServers();
+    const a = (await servers.take())!;
+    const b = (await servers.take())!;
+    expect(a).toBeInstanceOf(HostServer);
+    expect(b).not.toBe(a); // a claimed server is nobody else's
+    const groups = [a.group.pgid, b.group.pgid];
+    for (const g of groups) expect(groupOf(g).length).toBeGreaterThan(0);
+    const t = uniqueSleep();
+    let up!: () => void;
+    const started = new Promise<void>((resolve) => (up = resolve));
+    const running = a.run(
+      { argv: ['/bin/sh', '-c', `echo up; exec sleep ${t}`], env: { PATH: '/usr/bin:/bin' }, cwd: '/', onOutput: () => up() },
+      async () => undefined,
+      async () => 'ok',
+    );
+    await started;
+    expect(processesWith(t)).toHaveLength(1);
+    await servers.close();
+    const out = await running;
+    expect(out.result.exitCode).toBe(137);
+    for (const g of groups) expect(groupOf(g)).toEqual([]);
+    expect(processesWith(t)).toEqual([]);
+    expect(await servers.take()).toBeNull();
+  });
+
+  test('a server given back is taken again, not a new one', async () => {
+    const servers = new HostServers();
+    try {
+      const a = (await servers.take())!;
+      const first = await a.run(
+        { argv: ['echo', 'one'], env: {}, cwd: '/' },
+        async () => undefined,
+        async () => 'ok',
+      );
+      expect(first.result.stdout).toBe('one\n');
+      expect(await servers.take()).toBe(a);
+    } finally {
+      await servers.close();
+    }
+  });
+});
