@@ -25,7 +25,8 @@ import { HostRoots } from '../host/roots.js';
 import { HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
 import { UserNet } from './user-net.js';
-import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf, PIPED } from './server.js';
+import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf } from './server.js';
+import { PIPED } from '../host/server.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
 export interface BwrapBackendOptions {
@@ -291,7 +292,7 @@ class BwrapSandbox extends HostSandbox {
   /**
    * The host command that starts bwrap: under the file-size limit, in the user-mode network's
    * namespace when it has one, and through a shell that joins the sandbox's cgroup before it runs
-   * it, so every descendant is in it (the server's: with its output on pipes, server.ts's PIPED).
+   * it, so every descendant is in it (the server's: with its output on pipes, host/server.ts's PIPED).
    */
   private launch(bwrap: string[], argv: readonly string[], o: { net?: UserNet; piped?: boolean }): string[] {
     const limited = [

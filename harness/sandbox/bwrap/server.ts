@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { CommandServer, type CommandRequest, type ServerOutcome } from '../core/command-server.js';
 import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { signal } from '../host/kill.js';
+import { SIDE_FD } from '../host/server.js';
 
 /**
  * The command server of a bwrap sandbox: one bubblewrap for the sandbox's life (its namespaces
@@ -76,16 +77,8 @@ export function killNamespaceOf(pid: number): boolean {
   return inits.length > 0;
 }
 
-/** The fd (of the host command) bwrap writes its JSON info to: the init's pid. */
-export const INFO_FD = 3;
-
-/**
- * The host shell around the server's bwrap (`"$@"`): its stdout and stderr become real pipes,
- * relayed by a cat each to the harness. Node gives a child sockets, and a socket cannot be
- * opened anew through /proc/self/fd, which is how the server gives each command an output of
- * its own (a command that makes its output non-blocking must not make the server's so).
- */
-export const PIPED = `{ "$@" 2>&1 1>&7 7>&- | cat 1>&2 7>&- ${INFO_FD}>&-; } 7>&1 | cat ${INFO_FD}>&-`;
+/** The fd (of the host command) bwrap writes its JSON info to: the init's pid (PIPED gives it to bwrap only). */
+export const INFO_FD = SIDE_FD;
 
 /**
  * The harness's end of a running server: the host command around its bwrap, whose pipes carry the
