@@ -110,7 +110,13 @@ describe('host servers', () => {
     let up!: () => void;
     const started = new Promise<void>((resolve) => (up = resolve));
     const running = a.run(
-      { argv: ['/bin/sh', '-c', `echo up; exec sleep ${t}`], env: { PATH: '/usr/bin:/bin' }, cwd: '/', onOutput: () => up() },
+      {
+        // It says `up` itself, once it runs with the token among its arguments.
+        argv: ['python3', '-c', 'import time; print("up", flush=True); time.sleep(600)', t],
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        cwd: '/',
+        onOutput: () => up(),
+      },
       async () => undefined,
       async () => 'ok',
     );
