@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { access, constants, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MIB, type SandboxLimits } from '../core/limits.js';
@@ -63,24 +63,27 @@ export class SandboxCgroup {
     );
   }
 
+  /** The counter files, opened at the first look and read again at offset 0 (one syscall a look: one before every command). */
+  private counterFiles: { oom: number | null; pids: number | null } | null = null;
+
   /**
    * OOM kills and forks refused at pids.max so far (both only grow): v2's memory.events and
    * pids.events, v1's memory.oom_control and pids.events. What a command adds names the limit it hit.
    */
   async counters(): Promise<{ oomKills: number; pidsMax: number }> {
-    const read = async (files: string[], key: string) => {
-      for (const f of files) {
-        const text = await readFile(f, 'utf8').catch(() => null);
-        const m = text && new RegExp(`^${key} (\\d+)$`, 'm').exec(text);
-        if (m) return Number(m[1]);
-      }
-      return 0;
+    const open = (names: string[]) => {
+      for (const d of this.dirs)
+        for (const n of names) {
+          try {
+            return openSync(path.join(d, n), 'r');
+          } catch {
+            // not in this hierarchy
+          }
+        }
+      return null;
     };
-    const files = (names: string[]) => this.dirs.flatMap((d) => names.map((n) => path.join(d, n)));
-    return {
-      oomKills: await read(files(['memory.events', 'memory.oom_control']), 'oom_kill'),
-      pidsMax: await read(files(['pids.events']), 'max'),
-    };
+    this.counterFiles ??= { oom: open(['memory.events', 'memory.oom_control']), pids: open(['pids.events']) };
+    return { oomKills: readCounter(this.counterFiles.oom, 'oom_kill'), pidsMax: readCounter(this.counterFiles.pids, 'max') };
   }
 
   /** A shell prefix that moves the shell into the cgroup, then execs the rest. */
@@ -93,6 +96,8 @@ export class SandboxCgroup {
    * kernel has finished its exit, so removal waits for the list to empty (bounded).
    */
   async remove(): Promise<void> {
+    for (const fd of [this.counterFiles?.oom, this.counterFiles?.pids]) if (fd != null) closeSync(fd);
+    this.counterFiles = null;
     for (const d of this.dirs) {
       const deadline = Date.now() + 5000;
       while (
@@ -113,5 +118,19 @@ export class SandboxCgroup {
         await new Promise((r) => setTimeout(r, pids.length ? 10 : 1));
       }
     }
+  }
+}
+
+const counterBuf = Buffer.alloc(4096);
+
+/** A `<key> <n>` line's number in a counter file (0 without the file or the line). */
+function readCounter(fd: number | null, key: string): number {
+  if (fd === null) return 0;
+  try {
+    const n = readSync(fd, counterBuf, 0, counterBuf.length, 0);
+    const m = new RegExp(`^${key} (\\d+)$`, 'm').exec(counterBuf.toString('latin1', 0, n));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
   }
 }
