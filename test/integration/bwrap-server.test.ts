@@ -130,3 +130,74 @@ describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
     expect(processesMentioning(root)).toEqual([]);
   });
 });
+
+describe.skipIf(!bwrap)('bwrap: a server kept for the next sandbox of its folder', () => {
+  /** The host pid of the namespace's init (the server), as the sandbox's folder names its processes. */
+  const serverPid = (root: string) => processesMentioning(root).sort((a, b) => a - b);
+
+  test('the idle server of a destroyed sandbox serves the next sandbox of its folder, cleaned, and ends with the backend', async () => {
+    const backend = new BwrapBackend();
+    await backend.open();
+    let root = '';
+    try {
+      const first = await backend.create({ runId: 'bwrap-kept', fixtureId: 'first' });
+      root = first.id.replace(/-[0-9a-f]+$/, '');
+      await first.exec(
+        'echo x > /tmp/left; echo y > /dev/shm/left; echo z > /dev/mqueue/left; ipcmk -Q >/dev/null; ipcmk -M 4096 >/dev/null',
+      );
+      const before = serverPid(root);
+      await first.destroy();
+      expect(serverPid(root)).toEqual(before); // the same processes: kept, not ended
+      const second = await backend.create({ runId: 'bwrap-kept', fixtureId: 'second' });
+      expect(second.id.startsWith(`${root}-`)).toBe(true);
+      const r = await second.exec(`${INIT}; ls -A /tmp /dev/shm /dev/mqueue; cat /proc/sysvipc/msg /proc/sysvipc/shm | grep -vc '^ *key'`);
+      expect(r.stdout).toMatch(/ redgreen-server \n\/dev\/mqueue:\n\n\/dev\/shm:\n\n\/tmp:\n0\n$/);
+      expect(serverPid(root)).toEqual(before);
+      await second.destroy();
+    } finally {
+      await backend.close();
+    }
+    expect(root).not.toBe('');
+    expect(processesMentioning(root)).toEqual([]);
+  });
+
+  test('the namespace root and /dev take no writes (nothing there outlives a command), the bound folders and /dev/shm do', async () => {
+    const backend = new BwrapBackend();
+    await backend.open();
+    try {
+      const sb = await backend.create({ runId: 'bwrap-kept', fixtureId: 'readonly' });
+      for (const p of ['/left', '/dev/left', '/etc/left', '/root/left', '/home/left']) {
+        const r = await sb.exec(`echo x > ${p}`);
+        expect(r.exitCode).not.toBe(0);
+        expect(r.stderr).toMatch(/Read-only file system/);
+      }
+      const ok = await sb.exec(
+        'for p in /workspace /tmp "$HOME" /redgreen /dev/shm; do echo x > "$p/ok" || exit 1; done; echo x > /dev/null && echo writable',
+      );
+      expect(ok.stdout).toBe('writable\n');
+      await sb.destroy();
+    } finally {
+      await backend.close();
+    }
+  });
+
+  test.skipIf(!overlayAllowed())('a server whose workspace became an overlay is not kept', async () => {
+    const backend = new BwrapBackend();
+    await backend.open();
+    const tree = await mkdtemp(path.join(os.tmpdir(), 'rg-bwrap-tree-'));
+    try {
+      const first = await backend.create({ runId: 'bwrap-kept', fixtureId: 'layered' });
+      const root = first.id.replace(/-[0-9a-f]+$/, '');
+      expect(await first.startFrom!(tree)).toBe(true);
+      expect((await first.exec('true')).exitCode).toBe(0);
+      await first.destroy();
+      expect(serverPid(root)).toEqual([]);
+      const second = await backend.create({ runId: 'bwrap-kept', fixtureId: 'after' });
+      expect(second.id.startsWith(`${root}-`)).toBe(true);
+      await second.destroy();
+    } finally {
+      await backend.close();
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+});

@@ -38,6 +38,7 @@ describe('gc of host sandboxes left by a killed harness', () => {
       // bwrap's per-sandbox cgroups go with the folder.
       for (const hierarchy of ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/memory']) {
         if (existsSync(hierarchy)) expect(readdirSync(hierarchy)).not.toContain(`redgreen-${id}`);
+        if (existsSync(hierarchy)) expect(readdirSync(hierarchy)).not.toContain(id.replace(/-[0-9a-f]{8}$/, ''));
       }
       await rm(base, { recursive: true, force: true });
     },

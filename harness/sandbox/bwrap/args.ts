@@ -110,10 +110,15 @@ export function bwrapArgs(i: BwrapArgsInput): string[] {
   for (const e of ETC) if (existsSync(`/etc/${e}`)) a.push('--ro-bind', `/etc/${e}`, `/etc/${e}`);
   if (i.network && i.resolvConfHost) a.push('--ro-bind', i.resolvConfHost, '/etc/resolv.conf');
   for (const r of i.host.runtimeRoots) a.push('--ro-bind', r, r);
-  a.push('--proc', '/proc', '--dev', '/dev');
+  // Shared memory and message queues on filesystems of their own: what a command leaves there can
+  // be seen and removed (kept.ts), while the rest of /dev and the root become read-only below.
+  a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/dev/shm', '--mqueue', '/dev/mqueue');
   a.push('--bind', i.tmpHost, '/tmp', '--bind', i.homeHost, BWRAP_HOME);
   a.push('--bind', i.workspaceHost, BWRAP_WORKSPACE, '--bind', i.scratchHost, BWRAP_SCRATCH);
   if (i.network && i.cacheHost) a.push('--bind', i.cacheHost, BWRAP_CACHE);
+  // The namespace's own root and /dev (tmpfs bwrap made to hold the mounts) take no writes: only
+  // the bound folders, /dev/shm and /dev/mqueue do, so nothing else of a command outlives it.
+  a.push('--remount-ro', '/dev', '--remount-ro', '/');
   a.push('--chdir', i.cwd, '--clearenv');
   for (const [k, v] of Object.entries(i.env)) a.push('--setenv', k, v);
   return a;

@@ -27,6 +27,7 @@ import { writeOwner } from '../host/gc.js';
 import { UserNet } from './user-net.js';
 import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf } from './server.js';
 import { PIPED } from '../host/server.js';
+import { cleanNamespace, endKept, type Kept } from './kept.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
 export interface BwrapBackendOptions {
@@ -55,6 +56,8 @@ export class BwrapBackend implements SandboxBackend {
   private readonly roots: HostRoots;
   /** Whether sandboxes run a command server (false once a host's env could not: a bwrap per command then). */
   private readonly servers = { usable: true };
+  /** The servers of destroyed sandboxes (kept.ts), by the root they serve. */
+  private readonly kept = new Map<string, Kept>();
 
   constructor(private readonly options: BwrapBackendOptions = {}) {
     this.host = { runtimeRoots: detectRuntimeRoots(process.env, [PACKAGE_ROOT, process.cwd(), ...(options.exclude ?? [])]) };
@@ -65,6 +68,7 @@ export class BwrapBackend implements SandboxBackend {
       prefix: 'redgreen-bwrap-',
       prepare: async (root) => (await mountSizeLimit(root, this.limits.diskMb)).ok,
       unprepare: async (root, sized) => {
+        await this.unkeep(root);
         if (sized) await unmountSizeLimit(root);
       },
     });
@@ -95,21 +99,35 @@ export class BwrapBackend implements SandboxBackend {
   async create(spec: SandboxSpec): Promise<Sandbox> {
     await this.probe();
     const { root, prepared: sized } = await this.roots.take();
+    const kept = this.kept.get(root);
+    this.kept.delete(root);
     try {
       const id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
       writeOwner(root, id, spec.runId);
-      const cgroup = await SandboxCgroup.create(`redgreen-${id}`, this.limits);
-      const sandbox = new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized, this.roots, this.servers);
-      sandbox.warm();
+      // Named for its root, as the server that may outlive this sandbox there (gc finds it by the folder).
+      const cgroup = kept ? kept.cgroup : await SandboxCgroup.create(path.basename(root), this.limits);
+      const keep = (k: Kept) => void this.kept.set(root, k);
+      const sandbox = new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized, this.roots, this.servers, keep);
+      if (kept) sandbox.adopt(kept);
+      else sandbox.warm();
       return sandbox;
     } catch (e) {
+      if (kept) await endKept(kept);
       await this.roots.give(root);
       throw e;
     }
   }
 
+  /** Ends the server kept with a root that is being removed. */
+  private async unkeep(root: string): Promise<void> {
+    const kept = this.kept.get(root);
+    this.kept.delete(root);
+    if (kept) await endKept(kept);
+  }
+
   async close(): Promise<void> {
     await this.roots.close();
+    await Promise.all([...this.kept.keys()].map((root) => this.unkeep(root)));
   }
 }
 
@@ -131,6 +149,8 @@ class BwrapSandbox extends HostSandbox {
     roots: HostRoots,
     /** The backend's: whether this host can run a command server. */
     private readonly servers: { usable: boolean },
+    /** Keeps this sandbox's server and cgroup for the next sandbox of its root (kept.ts). */
+    private readonly keep: (k: Kept) => void,
   ) {
     const h = (d: string) => path.join(root, d);
     const mounts = [
@@ -185,6 +205,10 @@ class BwrapSandbox extends HostSandbox {
   }
 
   private server: Promise<BwrapServer | null> | null = null;
+  /** Starts with the server a sandbox destroyed before it kept (create). */
+  adopt(kept: Kept): void {
+    this.server = Promise.resolve(kept.server);
+  }
 
   private serverNow(): Promise<BwrapServer | null> {
     if (!this.servers.usable || !this.alive) return Promise.resolve(null);
@@ -352,7 +376,10 @@ class BwrapSandbox extends HostSandbox {
 
   protected override async release(): Promise<void> {
     const server = await this.server;
-    await Promise.all([...this.nets].map((n) => n.close()).concat(server ? [server.kill()] : []));
+    await Promise.all([...this.nets].map((n) => n.close()));
+    // Not one that started over an overlay (startFrom): its namespace holds that mount.
+    if (server && !this.overlaid && server.claim() && (await cleanNamespace(server))) return this.keep({ server, cgroup: this.cgroup });
+    await server?.kill();
     await this.cgroup?.remove();
   }
 }

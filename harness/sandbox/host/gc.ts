@@ -47,6 +47,8 @@ async function readOwner(root: string): Promise<OwnerFile | null> {
 /** Kills the processes still carrying the sandbox's marker, then deletes its cgroup, its size-limit mount and folder. */
 async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
   await killSandbox(owner.sandboxId);
+  // Named for the folder (a bwrap server and its cgroup serve the sandboxes that reuse it); once for the sandbox.
+  await SandboxCgroup.existing(path.basename(root)).remove();
   await SandboxCgroup.existing(`redgreen-${owner.sandboxId}`).remove();
   if (process.getuid?.() === 0) {
     // A workspace overlay first (a prepared tree below it must never be touched), then the size limit.

@@ -167,7 +167,7 @@ export abstract class HostSandbox implements Sandbox {
   }
 
   /** Whether the workspace is an overlay over a prepared tree (unmounted at destroy). */
-  private overlaid = false;
+  protected overlaid = false;
 
   async startFrom(tree: string): Promise<boolean> {
     this.assertAlive();
