@@ -185,7 +185,18 @@ export class HostServer {
     this.input.write(`reaped ${id} ${state}\n`);
   }
 
-  /** Ends the server, its pipes and whatever its command runs (backend close). */
+  /**
+   * Ends an idle server the way it ends by itself, at the end of its input: its processes are then
+   * waited for by their parents, up to the harness (their CPU time is counted as the harness's
+   * children's). One running a command, or dead, is killed.
+   */
+  async end(): Promise<void> {
+    if (!this.claim()) return this.kill();
+    this.commands.close();
+    await this.gone;
+  }
+
+  /** Ends the server, its pipes and whatever its command runs. */
   async kill(): Promise<void> {
     if (this.group.pgid) signal(-this.group.pgid, 'SIGKILL');
     signal(-this.pid, 'SIGKILL');
@@ -227,6 +238,6 @@ export class HostServers {
   /** Ends every server (a command one runs is killed with it: close comes after every sandbox's destroy). */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.servers.splice(0).map((s) => s.kill()));
+    await Promise.all(this.servers.splice(0).map((s) => s.end()));
   }
 }
