@@ -39,6 +39,8 @@ export type ErrorCode =
   | 'TEST_PATCH_DOES_NOT_APPLY'
   /** A dataset instance (SWE-bench) or a spec file that is missing fields or has wrong ones. */
   | 'INSTANCE_INVALID'
+  /** Another redgreen process held a shared cache's lock (a mirror being cloned) for too long. */
+  | 'LOCK_TIMEOUT'
   | 'INTERNAL';
 
 const CONFIG_CODES: ReadonlySet<ErrorCode> = new Set([
