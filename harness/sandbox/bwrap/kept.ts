@@ -34,8 +34,12 @@ rm -rf /dev/shm/* /dev/shm/.[!.]* /dev/shm/..?* /dev/mqueue/* /dev/mqueue/.[!.]*
 
 /** Whether a claimed server's namespace could be cleaned (CLEAN_NAMESPACE), to serve another sandbox. */
 export async function cleanNamespace(server: BwrapServer): Promise<boolean> {
-  const out = await server.run({ argv: ['/bin/sh', '-c', CLEAN_NAMESPACE], env: {}, cwd: '/', internal: true, timeoutMs: 30_000 });
-  return out.state === 'ok' && out.result.exitCode === 0 && !server.dead;
+  try {
+    const out = await server.run({ argv: ['/bin/sh', '-c', CLEAN_NAMESPACE], env: {}, cwd: '/', internal: true, timeoutMs: 30_000 });
+    return out.state === 'ok' && out.result.exitCode === 0 && !server.dead;
+  } catch {
+    return false; // the server died meanwhile: it ends with its sandbox
+  }
 }
 
 /** Ends a kept server and removes its cgroup (its folder is being removed, or the backend closes). */
