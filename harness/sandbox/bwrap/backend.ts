@@ -22,7 +22,7 @@ import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from '../host/files.js';
 import { MARKER_VAR } from '../core/kill-script.js';
 import { HostRoots } from '../host/roots.js';
-import { HostSandbox } from '../host/sandbox.js';
+import { commandOptions, HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
 import { UserNet } from './user-net.js';
 import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf } from './server.js';
@@ -252,15 +252,7 @@ class BwrapSandbox extends HostSandbox {
     options: ExecOptions,
   ): Promise<ExecResult> {
     const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : command;
-    const req = {
-      argv,
-      env,
-      cwd,
-      timeoutMs: options.timeoutMs,
-      maxOutputBytes: options.maxOutputBytes,
-      onOutput: options.onOutput,
-      signal: options.signal,
-    };
+    const req = { argv, env, cwd, ...commandOptions(options) };
     const out = await this.track(server.run(req), () => server.kill());
     // Something it could not kill: that namespace goes, and the next command gets a new one.
     if (out.state !== 'ok') await server.kill();
@@ -377,8 +369,10 @@ class BwrapSandbox extends HostSandbox {
   protected override async release(): Promise<void> {
     const server = await this.server;
     await Promise.all([...this.nets].map((n) => n.close()));
-    // Not one that started over an overlay (startFrom): its namespace holds that mount.
-    if (server && !this.overlaid && server.claim() && (await cleanNamespace(server))) return this.keep({ server, cgroup: this.cgroup });
+    // Kept for the next sandbox of its folder, if there is one; not one that started over an
+    // overlay (startFrom): its namespace holds that mount.
+    const keep = server && this.folderReused && !this.overlaid && server.claim();
+    if (keep && (await cleanNamespace(server))) return this.keep({ server, cgroup: this.cgroup });
     await server?.kill();
     await this.cgroup?.remove();
   }

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { CommandServer, type CommandRequest, type ServerOutcome } from '../core/command-server.js';
+import type { CommandRequest, CommandServer, ServerOutcome } from '../core/command-server.js';
 import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { signal } from '../host/kill.js';
-import { SIDE_FD } from '../host/server.js';
+import { SIDE_FD, spawnServer } from '../host/server.js';
 
 /**
  * The command server of a bwrap sandbox: one bubblewrap for the sandbox's life (its namespaces
@@ -107,31 +106,24 @@ export class BwrapServer {
     cwd: string,
     env: Record<string, string>,
   ): Promise<BwrapServer | 'keeper' | null> {
-    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     let server: BwrapServer | null = null;
-    const commands = new CommandServer(child.stdin, {
-      diesWithCommand: true,
-      stop: () => server?.stop(),
-    });
-    child.stdin.on('error', () => undefined); // a dead server's input: its end is seen on its output
-    child.stdout.on('data', (c: Buffer) => commands.push('stdout', c));
-    child.stderr.on('data', (c: Buffer) => commands.push('stderr', c));
     let info = '';
-    child.stdio[INFO_FD]!.on('data', (c: Buffer) => {
-      info += c.toString('latin1');
-      const m = /"child-pid":\s*(\d+)/.exec(info);
-      if (m && server && !server.init) server.init = Number(m[1]);
+    const { pid, commands, gone } = spawnServer(file, args, {
+      cwd,
+      env,
+      name: 'the bwrap command server',
+      options: { diesWithCommand: true, stop: () => server?.stop() },
+      onSide: (c) => {
+        info += c.toString('latin1');
+        const m = /"child-pid":\s*(\d+)/.exec(info);
+        if (m && server && !server.init) server.init = Number(m[1]);
+      },
     });
-    // 'close': the host command has exited and every holder of its pipes with it.
-    const gone = new Promise<void>((resolve) => {
-      child.once('close', () => resolve());
-      child.once('error', () => resolve());
-    }).then(() => commands.ended('the bwrap command server ended'));
-    if (!child.pid) {
+    if (!pid) {
       await gone;
       return null;
     }
-    server = new BwrapServer(child.pid, commands, gone);
+    server = new BwrapServer(pid, commands, gone);
     let mode: string | undefined;
     try {
       [mode] = await commands.hello();

@@ -32,7 +32,12 @@ export class HostRoots {
   private readonly free: string[] = [];
   private readonly prepared = new Map<string, boolean>();
   /** Between open and close (a run): roots come back for reuse; otherwise they are removed at once. */
-  private reusing = false;
+  private isOpen = false;
+
+  /** Whether a root given back now is kept for the next sandbox. */
+  get reusing(): boolean {
+    return this.isOpen;
+  }
 
   constructor(private readonly o: HostRootsOptions) {}
 
@@ -55,7 +60,7 @@ export class HostRoots {
 
   /** From now until close, roots that come back are kept for the next sandbox. */
   open(): void {
-    this.reusing = true;
+    this.isOpen = true;
   }
 
   /** Takes a sandbox's root back once nothing of it runs any more: emptied for the next one, or removed. */
@@ -69,7 +74,7 @@ export class HostRoots {
 
   /** Removes every root kept for reuse; later ones are removed as they come back. Never throws. */
   async close(): Promise<void> {
-    this.reusing = false;
+    this.isOpen = false;
     await Promise.all(this.free.splice(0).map((r) => this.discard(r, this.prepared.get(r) ?? false)));
   }
 

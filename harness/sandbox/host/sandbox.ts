@@ -11,6 +11,11 @@ import type { HostServer } from './server.js';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
+/** What of a command's options its process or server needs. */
+export function commandOptions(o: ExecOptions): Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes' | 'onOutput' | 'signal'> {
+  return { timeoutMs: o.timeoutMs, maxOutputBytes: o.maxOutputBytes, onOutput: o.onOutput, signal: o.signal };
+}
+
 /**
  * What the backends whose sandbox is a host folder (local, bwrap) share: files, the running
  * commands, and a destroy that kills every marked process and removes the folder.
@@ -35,6 +40,11 @@ export abstract class HostSandbox implements Sandbox {
 
   abstract exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
 
+  /** Whether this sandbox's folder goes to the next sandbox once it is destroyed (within a run). */
+  protected get folderReused(): boolean {
+    return this.roots.reusing;
+  }
+
   protected get alive(): boolean {
     return !this.destroyed;
   }
@@ -55,18 +65,14 @@ export abstract class HostSandbox implements Sandbox {
     env: Record<string, string>,
     options: ExecOptions,
   ): Promise<ExecResult> {
-    const marker = this.nextMarker();
-    const window = PidWindow.open();
+    const { marker, window, marked } = this.mark(env);
     let pgid: number | undefined;
     const kill = () => killTree(pgid, marker, window);
     const stop = () => this.stopCommand(pgid, kill);
     const run = runProcess(file, args, {
       cwd,
-      env: { ...env, [MARKER_VAR]: this.id, [EXEC_MARKER_VAR]: marker },
-      timeoutMs: options.timeoutMs,
-      maxOutputBytes: options.maxOutputBytes,
-      onOutput: options.onOutput,
-      signal: options.signal,
+      env: marked,
+      ...commandOptions(options),
       killTree: kill,
       stop,
       onSpawn: (group) => (pgid = group),
@@ -90,18 +96,9 @@ export abstract class HostSandbox implements Sandbox {
     env: Record<string, string>,
     options: ExecOptions,
   ): Promise<ExecResult> {
-    const marker = this.nextMarker();
-    const window = PidWindow.open();
+    const { marker, window, marked } = this.mark(env);
     const kill = () => killTree(undefined, marker, window, server.group);
-    const req = {
-      argv,
-      cwd,
-      env: { ...env, [MARKER_VAR]: this.id, [EXEC_MARKER_VAR]: marker },
-      timeoutMs: options.timeoutMs,
-      maxOutputBytes: options.maxOutputBytes,
-      onOutput: options.onOutput,
-      signal: options.signal,
-    };
+    const req = { argv, cwd, env: marked, ...commandOptions(options) };
     try {
       const out = await this.track(
         server.run(req, kill, () => kill().then(() => 'ok' as const)),
@@ -113,9 +110,13 @@ export abstract class HostSandbox implements Sandbox {
     }
   }
 
-  /** A new command's marker: the sandbox's id and the command's number. */
-  private nextMarker(): string {
-    return `${this.id}.${++this.execs}`;
+  /**
+   * A new command's marker (the sandbox's id and the command's number), the window of pids it will
+   * be found among, and its environment carrying both markers.
+   */
+  private mark(env: Record<string, string>) {
+    const marker = `${this.id}.${++this.execs}`;
+    return { marker, window: PidWindow.open(), marked: { ...env, [MARKER_VAR]: this.id, [EXEC_MARKER_VAR]: marker } };
   }
 
   /** A command running until `p` settles, that destroy stops with `stop` and waits for. */

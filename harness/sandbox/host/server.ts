@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import {
   CommandServer,
   requestWords,
+  type CommandServerOptions,
   shellWord,
   type CommandRequest,
   type ServerOutcome,
@@ -20,6 +21,37 @@ export const SIDE_FD = 3;
  * makes its output non-blocking must not make the server's so). SIDE_FD goes to the program only.
  */
 export const PIPED = `{ "$@" 2>&1 1>&7 7>&- | cat 1>&2 7>&- ${SIDE_FD}>&-; } 7>&1 | cat ${SIDE_FD}>&-`;
+
+/** A server's host command, connected: its CommandServer, and when it is gone (exited, its pipes closed). */
+export interface SpawnedServer {
+  pid: number | undefined;
+  input: NodeJS.WritableStream;
+  commands: CommandServer;
+  gone: Promise<void>;
+}
+
+/**
+ * Starts a server's host command detached, with pipes for its input, output, errors and SIDE_FD
+ * (lines of which go to `onSide`), its output framed by a CommandServer (`options`); `gone` ends
+ * the CommandServer once the command has exited and every holder of its pipes with it.
+ */
+export function spawnServer(
+  file: string,
+  args: readonly string[],
+  o: { cwd: string; env: Record<string, string>; name: string; options: CommandServerOptions; onSide: (chunk: Buffer) => void },
+): SpawnedServer {
+  const child = spawn(file, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const commands = new CommandServer(child.stdin, o.options);
+  child.stdin.on('error', () => undefined); // a dead server's input: its end is seen on its output
+  child.stdout.on('data', (c: Buffer) => commands.push('stdout', c));
+  child.stderr.on('data', (c: Buffer) => commands.push('stderr', c));
+  child.stdio[SIDE_FD]!.on('data', o.onSide);
+  const gone = new Promise<void>((resolve) => {
+    child.once('close', () => resolve());
+    child.once('error', () => resolve());
+  }).then(() => commands.ended(`${o.name} ended`));
+  return { pid: child.pid, input: child.stdin, commands, gone };
+}
 
 /** Signals a command may send its whole group (`kill 0`): the server ignores them, its commands get them back. */
 const GROUP_SIGNALS = 'HUP INT QUIT TERM USR1 USR2 ALRM';
@@ -97,40 +129,32 @@ export class HostServer {
   static async start(): Promise<HostServer | null> {
     if (!existsSync('/proc/self/fd')) return null; // the server reopens its output there
     const argv = ['setsid', '/bin/sh', '-c', HOST_SERVER_SCRIPT, 'redgreen-server'];
-    const child = spawn('/bin/sh', ['-c', PIPED, 'sh', ...argv], {
+    let server: HostServer | null = null;
+    let side = '';
+    const { pid, input, commands, gone } = spawnServer('/bin/sh', ['-c', PIPED, 'sh', ...argv], {
       cwd: '/',
       env: {},
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      name: 'the local command server',
+      options: {
+        // A command that kills its group (`kill -9 0`) ends the server with it: it was killed.
+        diesWithCommand: true,
+        words: commandLine,
+        stop: () => void server?.current?.stop(),
+      },
+      onSide: (c) => {
+        side += c.toString('latin1');
+        for (let nl = side.indexOf('\n'); nl >= 0; nl = side.indexOf('\n')) {
+          const [id] = side.slice(0, nl).split(' ');
+          side = side.slice(nl + 1);
+          void server?.exited(id!);
+        }
+      },
     });
-    let server: HostServer | null = null;
-    const commands = new CommandServer(child.stdin, {
-      // A command that kills its group (`kill 0`) ends the server with it: it was killed.
-      diesWithCommand: true,
-      words: commandLine,
-      stop: () => void server?.current?.stop(),
-    });
-    child.stdin.on('error', () => undefined); // a dead server's input: its end is seen on its output
-    child.stdout.on('data', (c: Buffer) => commands.push('stdout', c));
-    child.stderr.on('data', (c: Buffer) => commands.push('stderr', c));
-    let side = '';
-    child.stdio[SIDE_FD]!.on('data', (c: Buffer) => {
-      side += c.toString('latin1');
-      for (let nl = side.indexOf('\n'); nl >= 0; nl = side.indexOf('\n')) {
-        const [id] = side.slice(0, nl).split(' ');
-        side = side.slice(nl + 1);
-        void server?.exited(id!);
-      }
-    });
-    const gone = new Promise<void>((resolve) => {
-      child.once('close', () => resolve());
-      child.once('error', () => resolve());
-    }).then(() => commands.ended('the local command server ended'));
-    if (!child.pid) {
+    if (!pid) {
       await gone;
       return null;
     }
-    server = new HostServer(child.pid, commands, child.stdin, gone);
+    server = new HostServer(pid, commands, input, gone);
     try {
       const [, , pid] = await commands.hello();
       if (!/^\d+$/.test(pid ?? '')) throw new Error(`the local command server said no pid`);
