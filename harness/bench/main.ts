@@ -184,6 +184,9 @@ async function main(): Promise<void> {
     { name: 'local' },
     ...others.map((b) => ({ name: b.name, ...(b.name === 'docker' ? { extra: ['--pool', '4'] } : {}) })),
   ];
+  // Opened as a run opens them (folders and servers reused), closed at the end (their servers ended).
+  await local.open();
+  if (others.includes(bwrap)) await bwrap.open();
   if (TRIVIAL > 0) await benchTrivial(TRIVIAL, harnessBackends);
   if (BIG_FILES > 0) await benchBigTrees(harnessBackends, { files: BIG_FILES, bytes: 10_000 });
   await benchModels(4, 20);
@@ -193,7 +196,7 @@ async function main(): Promise<void> {
   if (process.env.BENCH_E2B !== '0') await benchE2B(small);
   await selfcheckPerBackend([local, ...others], fixtures);
   await dockerPool();
-  await docker.close();
+  await Promise.all([local.close(), bwrap.close(), docker.close()]);
   console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
   await benchReports();
   await benchInterrupt();

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /** A number nobody else's `sleep` uses, so a test can find its own processes by command line. */
 export function uniqueSleep(): string {
@@ -34,4 +36,33 @@ export function hostFoldersOfRun(runId: string, base: string = os.tmpdir()): str
         return false;
       }
     });
+}
+
+/** Whether a process is still running (not gone, not a zombie). */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs an ES module body in a new Node process and returns the pids of that process's
+ * descendants as they were just before it ended (what it left running: servers and their pipes).
+ */
+export async function descendantsLeftBy(body: string): Promise<number[]> {
+  const script = `${body}
+    const { readFileSync: rf } = await import('node:fs');
+    const below = (pid) => {
+      try {
+        return rf('/proc/' + pid + '/task/' + pid + '/children', 'utf8').trim().split(/\\s+/).filter(Boolean).map(Number).flatMap((p) => [p, ...below(p)]);
+      } catch {
+        return [];
+      }
+    };
+    console.log(JSON.stringify(below(process.pid)));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 60_000 });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as number[];
 }

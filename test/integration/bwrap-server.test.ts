@@ -7,7 +7,8 @@ import { BwrapBackend } from '../../harness/sandbox/bwrap/backend.js';
 import type { Sandbox } from '../../harness/sandbox/core/types.js';
 import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { backendCases } from '../helpers/backends.js';
-import { processesWith, uniqueSleep } from '../helpers/procs.js';
+import { REPO } from '../helpers/cli.js';
+import { descendantsLeftBy, isRunning, processesWith, uniqueSleep } from '../helpers/procs.js';
 
 /** Host processes whose command line mentions `text` anywhere (a sandbox's folder). */
 function processesMentioning(text: string): number[] {
@@ -199,5 +200,17 @@ describe.skipIf(!bwrap)('bwrap: a server kept for the next sandbox of its folder
       await backend.close();
       await rm(tree, { recursive: true, force: true });
     }
+  });
+
+  test('a program that never closes its backend still exits, and the server it kept ends with it', async () => {
+    const pids = await descendantsLeftBy(`
+      const { BwrapBackend } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox/bwrap/backend.js'))});
+      const backend = new BwrapBackend();
+      await backend.open();
+      const sb = await backend.create({ runId: 'no-close', fixtureId: 'x' });
+      await sb.exec('true');
+      await sb.destroy();`);
+    expect(pids.length).toBeGreaterThan(0); // the kept server: its host shell, bwrap, the server, the cats
+    await expect.poll(() => pids.filter(isRunning), { timeout: 10_000 }).toEqual([]);
   });
 });

@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { HostServer, HostServers } from '../../harness/sandbox/host/server.js';
 import type { Sandbox } from '../../harness/sandbox/core/types.js';
-import { processesWith, uniqueSleep } from '../helpers/procs.js';
+import { REPO } from '../helpers/cli.js';
+import { descendantsLeftBy, isRunning, processesWith, uniqueSleep } from '../helpers/procs.js';
 
 /** Live members of process group `pgid`. */
 function groupOf(pgid: number): number[] {
@@ -100,34 +102,38 @@ describe('local command servers', () => {
 describe('host servers', () => {
   test('close ends every server and its pipes, a command one runs included', async () => {
     const servers = new HostServers();
-    const a = (await servers.take())!;
-    const b = (await servers.take())!;
-    expect(a).toBeInstanceOf(HostServer);
-    expect(b).not.toBe(a); // a claimed server is nobody else's
-    const groups = [a.group.pgid, b.group.pgid];
-    for (const g of groups) expect(groupOf(g).length).toBeGreaterThan(0);
-    const t = uniqueSleep();
-    let up!: () => void;
-    const started = new Promise<void>((resolve) => (up = resolve));
-    const running = a.run(
-      {
-        // It says `up` itself, once it runs with the token among its arguments.
-        argv: ['python3', '-c', 'import time; print("up", flush=True); time.sleep(600)', t],
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-        cwd: '/',
-        onOutput: () => up(),
-      },
-      async () => undefined,
-      async () => 'ok',
-    );
-    await started;
-    expect(processesWith(t)).toHaveLength(1);
-    await servers.close();
-    const out = await running;
-    expect(out.result.exitCode).toBe(137);
-    for (const g of groups) expect(groupOf(g)).toEqual([]);
-    expect(processesWith(t)).toEqual([]);
-    expect(await servers.take()).toBeNull();
+    try {
+      const a = (await servers.take())!;
+      const b = (await servers.take())!;
+      expect(a).toBeInstanceOf(HostServer);
+      expect(b).not.toBe(a); // a claimed server is nobody else's
+      const groups = [a.group.pgid, b.group.pgid];
+      for (const g of groups) expect(groupOf(g).length).toBeGreaterThan(0);
+      const t = uniqueSleep();
+      let up!: () => void;
+      const started = new Promise<void>((resolve) => (up = resolve));
+      const running = a.run(
+        {
+          // It says `up` itself, once it runs with the token among its arguments.
+          argv: ['python3', '-c', 'import time; print("up", flush=True); time.sleep(600)', t],
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          cwd: '/',
+          onOutput: () => up(),
+        },
+        async () => undefined,
+        async () => 'ok',
+      );
+      await started;
+      expect(processesWith(t)).toHaveLength(1);
+      await servers.close();
+      const out = await running;
+      expect(out.result.exitCode).toBe(137);
+      for (const g of groups) expect(groupOf(g)).toEqual([]);
+      expect(processesWith(t)).toEqual([]);
+      expect(await servers.take()).toBeNull();
+    } finally {
+      await servers.close(); // again: nothing is left if an expectation failed
+    }
   });
 
   test('a server given back is taken again, not a new one', async () => {
@@ -144,5 +150,19 @@ describe('host servers', () => {
     } finally {
       await servers.close();
     }
+  });
+
+  test('a program that never closes its backend still exits, and its idle servers end with it', async () => {
+    // The program lists its descendants (its servers and their pipes) just before it ends.
+    const pids = await descendantsLeftBy(`
+      const { LocalBackend } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox/host/local.js'))});
+      const backend = new LocalBackend();
+      await backend.open();
+      const sb = await backend.create({ runId: 'no-close', fixtureId: 'x' });
+      await Promise.all([sb.exec('true'), sb.exec('true')]);
+      await sb.destroy();`);
+    expect(pids.length).toBeGreaterThanOrEqual(2 * 5); // two servers, each with its shell, session leader and two cats
+    // Each ends at the end of its input, which came with the program's exit.
+    await expect.poll(() => pids.filter(isRunning), { timeout: 10_000 }).toEqual([]);
   });
 });

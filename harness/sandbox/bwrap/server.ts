@@ -93,6 +93,8 @@ export class BwrapServer {
     private readonly commands: CommandServer,
     /** Settles once the host command has exited and its pipes are closed: nothing of the namespace is left. */
     private readonly gone: Promise<void>,
+    /** Whether it keeps the harness process alive (host/server.ts): not while it waits idle. */
+    private readonly hold: (on: boolean) => void,
   ) {}
 
   /**
@@ -108,7 +110,7 @@ export class BwrapServer {
   ): Promise<BwrapServer | 'keeper' | null> {
     let server: BwrapServer | null = null;
     let info = '';
-    const { pid, commands, gone } = spawnServer(file, args, {
+    const { pid, commands, gone, hold } = spawnServer(file, args, {
       cwd,
       env,
       name: 'the bwrap command server',
@@ -123,11 +125,14 @@ export class BwrapServer {
       await gone;
       return null;
     }
-    server = new BwrapServer(pid, commands, gone);
+    server = new BwrapServer(pid, commands, gone, hold);
     let mode: string | undefined;
     try {
       [mode] = await commands.hello();
-      if (mode === 'ready') return server;
+      if (mode === 'ready') {
+        hold(false);
+        return server;
+      }
     } catch {
       // ended before its hello: bwrap could not start it
     }
@@ -145,6 +150,7 @@ export class BwrapServer {
   claim(): boolean {
     if (this.dead || this.busy || this.commands.pending > 0) return false;
     this.busy = true;
+    this.hold(true);
     return true;
   }
 
@@ -161,6 +167,7 @@ export class BwrapServer {
       return await this.commands.run(req);
     } finally {
       this.busy = false;
+      this.hold(false);
     }
   }
 
@@ -176,6 +183,7 @@ export class BwrapServer {
    */
   async kill(): Promise<void> {
     this.stopping = true;
+    this.hold(true);
     this.stop();
     await this.gone;
   }

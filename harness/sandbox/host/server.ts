@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import {
   CommandServer,
   requestWords,
@@ -28,6 +29,12 @@ export interface SpawnedServer {
   input: NodeJS.WritableStream;
   commands: CommandServer;
   gone: Promise<void>;
+  /**
+   * Whether the server keeps the harness process alive: while it works for the harness (starting,
+   * a command, ending), not while it waits idle for one. A program that never closes its backend
+   * then still exits, and the server ends with it, at the end of its input.
+   */
+  hold: (on: boolean) => void;
 }
 
 /**
@@ -50,7 +57,10 @@ export function spawnServer(
     child.once('close', () => resolve());
     child.once('error', () => resolve());
   }).then(() => commands.ended(`${o.name} ended`));
-  return { pid: child.pid, input: child.stdin, commands, gone };
+  // Node's pipes to a child are sockets: they can stop holding the event loop as the child can.
+  const handles: { ref(): unknown; unref(): unknown }[] = [child, ...(child.stdio.slice(0, SIDE_FD + 1) as unknown as Socket[])];
+  const hold = (on: boolean) => handles.forEach((h) => (on ? h.ref() : h.unref()));
+  return { pid: child.pid, input: child.stdin, commands, gone, hold };
 }
 
 /** Signals a command may send its whole group (`kill 0`): the server ignores them, its commands get them back. */
@@ -123,6 +133,7 @@ export class HostServer {
     private readonly commands: CommandServer,
     private readonly input: NodeJS.WritableStream,
     private readonly gone: Promise<void>,
+    private readonly hold: (on: boolean) => void,
   ) {}
 
   /** A running server, or null when one cannot start here. */
@@ -131,7 +142,7 @@ export class HostServer {
     const argv = ['setsid', '/bin/sh', '-c', HOST_SERVER_SCRIPT, 'redgreen-server'];
     let server: HostServer | null = null;
     let side = '';
-    const { pid, input, commands, gone } = spawnServer('/bin/sh', ['-c', PIPED, 'sh', ...argv], {
+    const { pid, input, commands, gone, hold } = spawnServer('/bin/sh', ['-c', PIPED, 'sh', ...argv], {
       cwd: '/',
       env: {},
       name: 'the local command server',
@@ -154,12 +165,13 @@ export class HostServer {
       await gone;
       return null;
     }
-    server = new HostServer(pid, commands, input, gone);
+    server = new HostServer(pid, commands, input, gone, hold);
     try {
       const [, , pid] = await commands.hello();
       if (!/^\d+$/.test(pid ?? '')) throw new Error(`the local command server said no pid`);
       server.group.pgid = Number(pid);
       server.group.except.add(Number(pid));
+      hold(false);
       return server;
     } catch {
       await server.kill();
@@ -171,12 +183,14 @@ export class HostServer {
   claim(): boolean {
     if (this.busy || this.dead) return false;
     this.busy = true;
+    this.hold(true);
     return true;
   }
 
   /** Gives back a claimed server without running anything on it. */
   release(): void {
     this.busy = false;
+    this.hold(false);
   }
 
   /** Whether it died or broke the protocol: it is never used again. */
@@ -196,7 +210,7 @@ export class HostServer {
       return out;
     } finally {
       this.current = null;
-      this.busy = false;
+      this.release();
     }
   }
 
@@ -222,6 +236,7 @@ export class HostServer {
 
   /** Ends the server, its pipes and whatever its command runs. */
   async kill(): Promise<void> {
+    this.hold(true);
     if (this.group.pgid) signal(-this.group.pgid, 'SIGKILL');
     signal(-this.pid, 'SIGKILL');
     await this.gone;
