@@ -18,6 +18,7 @@ import {
   type EntryMeta,
 } from './setup-cache-entry.js';
 import { WorkspaceLayers } from './workspace-layers.js';
+import { evictLru, pruneLru, type PruneHow } from './lru.js';
 
 /** Files that decide what a setup installs (seed 002: hash the lockfiles, not the whole tree). */
 export const LOCKFILES = [
@@ -197,27 +198,13 @@ export class SetupCache {
 
   /** Removes the least recently used entries until the rest fit in `maxBytes` (`keep` stays). */
   async evict(maxBytes: number, keep?: string): Promise<CacheListing[]> {
-    const entries = await this.list();
-    let total = entries.reduce((n, e) => n + e.bytes, 0);
-    const removed: CacheListing[] = [];
-    for (const e of entries) {
-      if (total <= maxBytes) break;
-      if (e.name === keep) continue;
-      await this.remove(e);
-      removed.push(e);
-      total -= e.bytes;
-    }
-    return removed;
+    return evictLru(await this.list(), maxBytes, keep, (e) => this.remove(e));
   }
 
   /** `cache prune`: everything, down to a size, or what was not used for some days. */
-  async prune(how: { all: true } | { maxBytes: number } | { olderThanDays: number }): Promise<CacheListing[]> {
+  async prune(how: PruneHow): Promise<CacheListing[]> {
     await this.removeLeftovers();
-    if ('maxBytes' in how) return this.evict(how.maxBytes);
-    const cutoff = 'olderThanDays' in how ? Date.now() - how.olderThanDays * 86_400_000 : Infinity;
-    const gone = (await this.list()).filter((e) => e.lastUsed.getTime() < cutoff);
-    for (const e of gone) await this.remove(e);
-    return gone;
+    return pruneLru(await this.list(), how, (e) => this.remove(e));
   }
 
   async remove(e: { file: string }): Promise<void> {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { currentOwner, liveness, type Owner } from '../sandbox/core/owner.js';
 import type { Sandbox } from '../sandbox/core/types.js';
 import { runTool } from '../sandbox/core/tool.js';
+import { evictLru, pruneLru, type PruneHow } from './lru.js';
 
 const LayerMetaSchema = z.object({
   version: z.literal(1),
@@ -118,26 +119,12 @@ export class WorkspaceLayers {
 
   /** Removes the least recently used layers no sandbox uses until the rest fit in `maxBytes` (`keep` stays). */
   async evict(maxBytes: number, keep?: string): Promise<LayerListing[]> {
-    const layers = await this.list();
-    let total = layers.reduce((n, l) => n + l.bytes, 0);
-    const removed: LayerListing[] = [];
-    for (const l of layers) {
-      if (total <= maxBytes) break;
-      if (l.name === keep || l.inUse) continue;
-      await this.remove(l);
-      removed.push(l);
-      total -= l.bytes;
-    }
-    return removed;
+    return evictLru(await this.list(), maxBytes, keep, (l) => this.remove(l));
   }
 
   /** `cache prune`: every unused layer, down to a size, or those unused for some days. */
-  async prune(how: { all: true } | { maxBytes: number } | { olderThanDays: number }): Promise<LayerListing[]> {
-    if ('maxBytes' in how) return this.evict(how.maxBytes);
-    const cutoff = 'olderThanDays' in how ? Date.now() - how.olderThanDays * 86_400_000 : Infinity;
-    const gone = (await this.list()).filter((l) => !l.inUse && l.lastUsed.getTime() < cutoff);
-    for (const l of gone) await this.remove(l);
-    return gone;
+  async prune(how: PruneHow): Promise<LayerListing[]> {
+    return pruneLru(await this.list(), how, (l) => this.remove(l));
   }
 
   /** Renamed aside first, so no sandbox can start from it while it is being removed. */
