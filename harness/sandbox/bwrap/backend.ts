@@ -54,8 +54,6 @@ export class BwrapBackend implements SandboxBackend {
   private readonly limits: Limits;
 
   private readonly roots: HostRoots;
-  /** Whether sandboxes run a command server (false once a host's env could not: a bwrap per command then). */
-  private readonly servers = { usable: true };
   /** The servers of destroyed sandboxes (kept.ts), by the root they serve. */
   private readonly kept = new Map<string, Kept>();
 
@@ -107,7 +105,7 @@ export class BwrapBackend implements SandboxBackend {
       // Named for its root, as the server that may outlive this sandbox there (gc finds it by the folder).
       const cgroup = kept ? kept.cgroup : await SandboxCgroup.create(path.basename(root), this.limits);
       const keep = (k: Kept) => void this.kept.set(root, k);
-      const sandbox = new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized, this.roots, this.servers, keep);
+      const sandbox = new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized, this.roots, keep);
       if (kept) sandbox.adopt(kept);
       else sandbox.warm();
       return sandbox;
@@ -147,8 +145,6 @@ class BwrapSandbox extends HostSandbox {
     /** Whether the sandbox folder is a tmpfs of the disk limit (host/disk-limit.ts). */
     private readonly sized: boolean,
     roots: HostRoots,
-    /** The backend's: whether this host can run a command server. */
-    private readonly servers: { usable: boolean },
     /** Keeps this sandbox's server and cgroup for the next sandbox of its root (kept.ts). */
     private readonly keep: (k: Kept) => void,
   ) {
@@ -211,7 +207,7 @@ class BwrapSandbox extends HostSandbox {
   }
 
   private serverNow(): Promise<BwrapServer | null> {
-    if (!this.servers.usable || !this.alive) return Promise.resolve(null);
+    if (!this.alive) return Promise.resolve(null);
     this.server ??= this.startServer().catch(() => null);
     return this.server;
   }
@@ -226,10 +222,7 @@ class BwrapSandbox extends HostSandbox {
       BWRAP_SERVER_ARGV,
       { piped: true },
     );
-    const started = await BwrapServer.start(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
-    // A keeper says this host cannot run one: no sandbox tries again.
-    if (started === 'keeper') this.servers.usable = false;
-    return started === 'keeper' ? null : started;
+    return BwrapServer.start(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
   }
 
   /** The server, claimed, when it can take a command now; a dead one is replaced first. Null: the command gets a bwrap of its own. */

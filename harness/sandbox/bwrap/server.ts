@@ -2,41 +2,34 @@ import { readFileSync } from 'node:fs';
 import type { CommandRequest, CommandServer, ServerOutcome } from '../core/command-server.js';
 import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { signal } from '../host/kill.js';
-import { SIDE_FD, spawnServer } from '../host/server.js';
+import { commandLine, SIDE_FD, spawnServer } from '../host/server.js';
 
 /**
  * The command server of a bwrap sandbox: one bubblewrap for the sandbox's life (its namespaces
  * and mounts made once, not per command: they cost a small command's time several times over),
  * whose init is this POSIX sh loop. It runs one command at a time, as the harness asks on its
- * input (`run <id> <token> <words>`, words as core/command-server.ts's requestWords quotes them:
- * env with only the command's variables, in its folder, with a new process's signal handling),
+ * input (`run <id> <token> <shell line>`, the line as host/server.ts's commandLine writes it: into
+ * the command's folder, exactly its variables, exec), in a subshell with default signal handling,
  * and frames each one's output (core/frames.ts) once the command has ended and nothing it
  * started is left: `<token> <id> <exit code> <state> - - -` on stdout, `<token> <id>` on stderr
  * (state: ok, or dirty when something could not be killed; the limit fields are read on the host).
  * The init of a namespace cannot be signalled from inside it, so a command cannot stop the
  * server, even with `kill -9 -1`; what a command leaves is killed by pid (anything but the
- * server), and whatever it re-parents to the server is reaped at its next `wait`. Commands run as
+ * server), and whatever it re-parents to the server is reaped as the server waits. Commands run as
  * the server's own user: that gives one command no power over the next it did not have through
  * the workspace already, and the server ends with its sandbox. It starts by saying
- * `redgreen-server ready 1`, or `redgreen-server keeper` when env cannot run commands as it must
- * (coreutils < 8.31): the sandbox then runs a bwrap per command, as it does for commands with network.
+ * `redgreen-server ready 1`.
  */
 export const BWRAP_SERVER_SCRIPT = `cd /
-if ! env -i --chdir=/ --default-signal /bin/sh -c : >/dev/null 2>&1; then
-  echo 'redgreen-server keeper'
-  exit 0
-fi
 echo 'redgreen-server ready 1'
 NL='
 '
 ${PSTATE_FUNCTION}
 IFS= read -r _ || exit
 while IFS= read -r req; do
-  kind=\${req%% *}; rest=\${req#* }; id=\${rest%% *}; rest=\${rest#* }; tok=\${rest%% *}; words=\${rest#* }
+  kind=\${req%% *}; rest=\${req#* }; id=\${rest%% *}; rest=\${rest#* }; tok=\${rest%% *}; line=\${rest#* }
   [ "$kind" = run ] || exit 3
-  eval "set -- $words"
-  "$@" </dev/null >/proc/self/fd/1 2>/proc/self/fd/2 &
-  wait $!
+  (eval "$line") </dev/null >/proc/self/fd/1 2>/proc/self/fd/2
   code=$? state=dirty n=0
   while [ $n -lt 1000 ]; do
     live=
@@ -99,22 +92,16 @@ export class BwrapServer {
 
   /**
    * Starts `file args` (a shell running PIPED around bwrap --info-fd INFO_FD … --
-   * BWRAP_SERVER_ARGV) and reads its hello; null when it did not start, 'keeper' when it cannot
-   * serve here.
+   * BWRAP_SERVER_ARGV) and reads its hello; null when it did not start.
    */
-  static async start(
-    file: string,
-    args: readonly string[],
-    cwd: string,
-    env: Record<string, string>,
-  ): Promise<BwrapServer | 'keeper' | null> {
+  static async start(file: string, args: readonly string[], cwd: string, env: Record<string, string>): Promise<BwrapServer | null> {
     let server: BwrapServer | null = null;
     let info = '';
     const { pid, commands, gone, hold } = spawnServer(file, args, {
       cwd,
       env,
       name: 'the bwrap command server',
-      options: { diesWithCommand: true, stop: () => server?.stop() },
+      options: { diesWithCommand: true, words: commandLine, stop: () => server?.stop() },
       onSide: (c) => {
         info += c.toString('latin1');
         const m = /"child-pid":\s*(\d+)/.exec(info);
@@ -126,9 +113,8 @@ export class BwrapServer {
       return null;
     }
     server = new BwrapServer(pid, commands, gone, hold);
-    let mode: string | undefined;
     try {
-      [mode] = await commands.hello();
+      const [mode] = await commands.hello();
       if (mode === 'ready') {
         hold(false);
         return server;
@@ -137,7 +123,7 @@ export class BwrapServer {
       // ended before its hello: bwrap could not start it
     }
     await server.kill();
-    return mode === 'keeper' ? 'keeper' : null;
+    return null;
   }
 
   /** Taken by a command from claim() until its run() ends. */

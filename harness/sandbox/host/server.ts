@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import {
   CommandServer,
-  requestWords,
   type CommandServerOptions,
   shellWord,
   type CommandRequest,
@@ -102,15 +101,24 @@ done`;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * The shell line of a request: into the folder, exactly the command's variables (the server has
- * none of its own to pass on; the shell's PWD and OLDPWD go), then exec. A variable whose name the
- * shell cannot export goes through `env -i` instead.
+ * The shell line of a request, for a server's subshell to eval: into the folder, exactly the
+ * command's variables (a server has none of its own to pass on; the shell's PWD and OLDPWD go),
+ * then exec; every value single-quoted. A variable whose name the shell cannot export goes through
+ * `env -i`, and so does a program whose name holds "=" (through sh's exec: env would take it for a
+ * variable). The harness's own commands (`internal`) run as they are, in the server's environment
+ * and folder.
  */
-export function commandLine(req: CommandRequest): string {
+export function commandLine(req: Pick<CommandRequest, 'argv' | 'env' | 'cwd' | 'internal'>): string {
+  const argv = req.argv.map(shellWord).join(' ');
+  if (req.internal) return `exec ${argv}`;
   const vars = Object.entries(req.env);
-  if (vars.some(([k]) => !NAME.test(k))) return `exec ${requestWords(req)}`;
+  const cd = `cd ${shellWord(req.cwd)}`;
+  if (vars.some(([k]) => !NAME.test(k))) {
+    const program = req.argv[0]?.includes('=') ? `/bin/sh -c 'exec "$@"' sh ${argv}` : argv;
+    return `${cd} && exec env -i ${vars.map(([k, v]) => shellWord(`${k}=${v}`)).join(' ')} ${program}`;
+  }
   const exported = vars.length ? ` && export ${vars.map(([k, v]) => shellWord(`${k}=${v}`)).join(' ')}` : '';
-  return `cd ${shellWord(req.cwd)} && unset PWD OLDPWD${exported} && exec ${req.argv.map(shellWord).join(' ')}`;
+  return `${cd} && unset PWD OLDPWD${exported} && exec ${argv}`;
 }
 
 /** What a command run by a server needs from its sandbox: the kill of what it left (a state: ok, or dirty). */
