@@ -136,6 +136,22 @@ describe('host servers', () => {
     }
   });
 
+  test("the harness's own script runs in the server's subshell, as `sh -c` would run it", async () => {
+    const servers = new HostServers();
+    try {
+      const s = (await servers.take())!;
+      const script = `f() { echo "in $(pwd) with $#"; }\nf a b\nexit 3`;
+      const out = await s.run(
+        { argv: ['/bin/sh', '-c', script], env: {}, cwd: '/tmp', internal: true },
+        async () => undefined,
+        async () => 'ok',
+      );
+      expect(out.result).toMatchObject({ exitCode: 3, stdout: 'in / with 2\n', stderr: '' });
+    } finally {
+      await servers.close();
+    }
+  });
+
   test('a server given back is taken again, not a new one', async () => {
     const servers = new HostServers();
     try {

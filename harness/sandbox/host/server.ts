@@ -106,11 +106,15 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * then exec; every value single-quoted. A variable whose name the shell cannot export goes through
  * `env -i`, and so does a program whose name holds "=" (through sh's exec: env would take it for a
  * variable). The harness's own commands (`internal`) run as they are, in the server's environment
- * and folder.
+ * and folder; a script of its own (`/bin/sh -c <script>`) is evaluated by the subshell itself.
  */
 export function commandLine(req: Pick<CommandRequest, 'argv' | 'env' | 'cwd' | 'internal'>): string {
   const argv = req.argv.map(shellWord).join(' ');
-  if (req.internal) return `exec ${argv}`;
+  if (req.internal) {
+    // A script of the harness's own runs in the subshell itself: no shell started for it.
+    const [sh, c, script, ...rest] = req.argv;
+    return sh === '/bin/sh' && c === '-c' && script !== undefined && !rest.length ? `eval ${shellWord(script)}` : `exec ${argv}`;
+  }
   const vars = Object.entries(req.env);
   const cd = `cd ${shellWord(req.cwd)}`;
   if (vars.some(([k]) => !NAME.test(k))) {
