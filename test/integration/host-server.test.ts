@@ -152,6 +152,28 @@ describe('host servers', () => {
     }
   });
 
+  test("a command gets exactly its variables, none of the server's", async () => {
+    const servers = new HostServers();
+    try {
+      const s = (await servers.take())!;
+      const none = await s.run(
+        { argv: ['/usr/bin/env'], env: {}, cwd: '/tmp' },
+        async () => undefined,
+        async () => 'ok',
+      );
+      expect(none.result).toMatchObject({ exitCode: 0, stdout: '' });
+      s.claim();
+      const one = await s.run(
+        { argv: ['/usr/bin/env'], env: { A: '1' }, cwd: '/tmp' },
+        async () => undefined,
+        async () => 'ok',
+      );
+      expect(one.result.stdout).toBe('A=1\n');
+    } finally {
+      await servers.close();
+    }
+  });
+
   test('a server given back is taken again, not a new one', async () => {
     const servers = new HostServers();
     try {

@@ -102,9 +102,9 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * The shell line of a request, for a server's subshell to eval: into the folder, exactly the
- * command's variables (a server has none of its own to pass on; the shell's PWD and OLDPWD go),
- * then exec; every value single-quoted. A variable whose name the shell cannot export goes through
- * `env -i`, and so does a program whose name holds "=" (through sh's exec: env would take it for a
+ * command's variables (a server passes on none of its own: its PATH and the shell's PWD and OLDPWD go),
+ * then exec; every value single-quoted. A command without PATH, or with a variable whose name the
+ * shell cannot export, goes through `env -i`, and so does a program whose name holds "=" (through sh's exec: env would take it for a
  * variable). The harness's own commands (`internal`) run as they are, in the server's environment
  * and folder; a script of its own (`/bin/sh -c <script>`) is evaluated by the subshell itself.
  */
@@ -117,12 +117,13 @@ export function commandLine(req: Pick<CommandRequest, 'argv' | 'env' | 'cwd' | '
   }
   const vars = Object.entries(req.env);
   const cd = `cd ${shellWord(req.cwd)}`;
-  if (vars.some(([k]) => !NAME.test(k))) {
+  // Without PATH, env's exec looks in the system's default folders, as a program's exec would.
+  if (vars.some(([k]) => !NAME.test(k)) || !('PATH' in req.env)) {
     const program = req.argv[0]?.includes('=') ? `/bin/sh -c 'exec "$@"' sh ${argv}` : argv;
     return `${cd} && exec env -i ${vars.map(([k, v]) => shellWord(`${k}=${v}`)).join(' ')} ${program}`;
   }
   const exported = vars.length ? ` && export ${vars.map(([k, v]) => shellWord(`${k}=${v}`)).join(' ')}` : '';
-  return `${cd} && unset PWD OLDPWD${exported} && exec ${argv}`;
+  return `${cd} && unset PATH PWD OLDPWD${exported} && exec ${argv}`;
 }
 
 /** What a command run by a server needs from its sandbox: the kill of what it left (a state: ok, or dirty). */
