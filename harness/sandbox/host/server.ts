@@ -102,11 +102,12 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * The shell line of a request, for a server's subshell to eval: into the folder, exactly the
- * command's variables (a server passes on none of its own: its PATH and the shell's PWD and OLDPWD go),
- * then exec; every value single-quoted. A command without PATH, or with a variable whose name the
- * shell cannot export, goes through `env -i`, and so does a program whose name holds "=" (through sh's exec: env would take it for a
- * variable). The harness's own commands (`internal`) run as they are, in the server's environment
- * and folder; a script of its own (`/bin/sh -c <script>`) is evaluated by the subshell itself.
+ * command's variables (a server passes on none of its own: its PATH and the shell's PWD and
+ * OLDPWD go), then exec; every value single-quoted. A command without PATH, or with a variable
+ * whose name the shell cannot export, goes through `env -i`, and so does a program whose name
+ * holds "=" (through sh's exec: env would take it for a variable). The harness's own commands
+ * (`internal`) run as they are, in the server's environment and folder; a script of its own
+ * (`/bin/sh -c <script>`) is evaluated by the subshell itself.
  */
 export function commandLine(req: Pick<CommandRequest, 'argv' | 'env' | 'cwd' | 'internal'>): string {
   const argv = req.argv.map(shellWord).join(' ');
