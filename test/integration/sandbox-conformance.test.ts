@@ -128,6 +128,7 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
     );
     await expect(uploadFile(sb, host, '../outside.bin')).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
     await expect(downloadFile(sb, 'no-such-file', path.join(tmp, 'none'))).rejects.toThrow();
+    expect(existsSync(path.join(tmp, 'none'))).toBe(false); // no partial file left behind
   });
 
   test('uploadDir copies a tree, keeps inner symlinks and refuses ones that leave it', async () => {

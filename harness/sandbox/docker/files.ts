@@ -1,11 +1,15 @@
+import { closeSync, createReadStream, openSync, unlinkSync, writeSync } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
 import type Docker from 'dockerode';
+import tar from 'tar-stream';
 import { RedgreenError } from '../../errors.js';
 import { OWNER, readSingleFile } from './archive.js';
 import { engineFailure, statusOf } from './client.js';
 import { SCRATCH_DIR, WORKDIR } from './config.js';
 import { checkPaths, fsError, insideRoots, pathsArgv, readKinds, type InsidePath, type PathCheck } from './paths.js';
 import type { CommandInput } from '../core/command-server.js';
-import { packFiles, packTree } from '../core/tar.js';
+import { packFiles, packTree, streamEntry } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecResult, FileToWrite, OutputStream, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -59,14 +63,16 @@ export async function uploadTree(ctx: FilesContext, hostDir: string, options: Up
   }
 }
 
+/** Extracting a file over a folder would delete the folder and all it holds: refused. */
+function refuseFolders(checks: PathCheck[], paths: readonly string[]): void {
+  const at = checks.findIndex((c) => c.final.dir);
+  if (at >= 0) throw fsError('EISDIR', `cannot write ${paths[at]}: it is a folder in the sandbox`);
+}
+
 export async function writeFiles(ctx: FilesContext, files: readonly FileToWrite[]): Promise<void> {
   const paths = files.map((f) => f.path);
   const mode = (f: FileToWrite) => (f.mode ?? 0o644) & 0o777;
-  const isDir = (checks: PathCheck[]) => {
-    const at = checks.findIndex((c) => c.final.dir);
-    // Extracting a file over a folder would delete the folder and all it holds.
-    if (at >= 0) throw fsError('EISDIR', `cannot write ${paths[at]}: it is a folder in the sandbox`);
-  };
+  const isDir = (checks: PathCheck[]) => refuseFolders(checks, paths);
   if (ctx.server) {
     const targets = paths.map((p) => insideRoots(ROOTS, p, WORKDIR));
     const archive = await packFiles(files.map((f, i) => ({ name: fromRoot(targets[i]!.abs), content: f.content, mode: mode(f) })));
@@ -96,6 +102,18 @@ export async function writeFiles(ctx: FilesContext, files: readonly FileToWrite[
   }
 }
 
+/** What a server's read said about the path and how it ended; throws as the local backend's fs would. */
+function checkRead(p: string, r: ExecResult, stderr: Buffer[]): void {
+  const target = insideRoots(ROOTS, p, WORKDIR);
+  const { checks, rest } = readKinds(Buffer.concat(stderr).toString('utf8'), [target], [p]);
+  if (!checks[0]!.final.exists) throw fsError('ENOENT', `no such file in the sandbox: ${p}`);
+  if (checks[0]!.final.dir || r.exitCode === 4) throw fsError('EISDIR', `not a regular file in the sandbox: ${p}`);
+  if (r.exitCode !== 0) throw failed(`read ${p}`, r, rest);
+}
+
+/** Stderr kept of a file transfer: the path checks and what tar or cat said, never a flood. */
+const TRANSFER_STDERR_BYTES = 64 * 1024;
+
 export async function readFile(ctx: FilesContext, p: string): Promise<Buffer> {
   const missing = () => fsError('ENOENT', `no such file in the sandbox: ${p}`);
   const notFile = () => fsError('EISDIR', `not a regular file in the sandbox: ${p}`);
@@ -104,10 +122,7 @@ export async function readFile(ctx: FilesContext, p: string): Promise<Buffer> {
     // The content is kept as bytes, not as the capped text of a command's output.
     const out: Record<OutputStream, Buffer[]> = { stdout: [], stderr: [] };
     const r = await ctx.run(pathsArgv('read', [target]), { onOutput: (s, c) => void out[s].push(c), maxOutputBytes: 0 });
-    const { checks, rest } = readKinds(Buffer.concat(out.stderr).toString('utf8'), [target], [p]);
-    if (!checks[0]!.final.exists) throw missing();
-    if (checks[0]!.final.dir || r.exitCode === 4) throw notFile();
-    if (r.exitCode !== 0) throw failed(`read ${p}`, r, rest);
+    checkRead(p, r, out.stderr);
     return Buffer.concat(out.stdout);
   }
   const { target, final } = (await resolvePaths(ctx, [p]))[0]!;
@@ -123,6 +138,72 @@ export async function readFile(ctx: FilesContext, p: string): Promise<Buffer> {
   const content = await readSingleFile(archive);
   if (!content) throw notFile();
   return content;
+}
+
+/**
+ * A sandbox file into a host file, streamed through the server (its output written to the file as
+ * it comes: a big setup archive is never whole in memory); through memory without the server.
+ */
+export async function downloadFile(ctx: FilesContext, p: string, hostFile: string): Promise<void> {
+  if (!ctx.server) return writeFile(hostFile, await readFile(ctx, p));
+  const target = insideRoots(ROOTS, p, WORKDIR);
+  const fd = openSync(hostFile, 'w');
+  const stderr: Buffer[] = [];
+  let kept = 0;
+  let writeError: unknown;
+  let ok = false;
+  try {
+    const r = await ctx.run(pathsArgv('read', [target]), {
+      maxOutputBytes: 0,
+      onOutput: (s, c) => {
+        if (s === 'stderr') {
+          if (kept < TRANSFER_STDERR_BYTES) stderr.push(c.subarray(0, TRANSFER_STDERR_BYTES - kept));
+          kept += c.length;
+        } else if (!writeError) {
+          try {
+            for (let off = 0; off < c.length;) off += writeSync(fd, c, off);
+          } catch (e) {
+            writeError = e; // the host's disk: said once the command has ended
+          }
+        }
+      },
+    });
+    checkRead(p, r, stderr);
+    if (writeError) throw writeError;
+    ok = true;
+  } finally {
+    closeSync(fd);
+    if (!ok) unlinkSync(hostFile);
+  }
+}
+
+/**
+ * A host file (from an offset) into the sandbox, streamed through the server as a one-file archive
+ * (never whole in memory); through memory without the server. Replaces the file; refuses a folder.
+ */
+export async function uploadFile(ctx: FilesContext, hostFile: string, p: string, o: { start?: number; mode?: number } = {}): Promise<void> {
+  const mode = (o.mode ?? 0o644) & 0o777;
+  const start = o.start ?? 0;
+  if (!ctx.server) return writeFiles(ctx, [{ path: p, content: await buffer(createReadStream(hostFile, { start })), mode }]);
+  const target = insideRoots(ROOTS, p, WORKDIR);
+  const size = (await stat(hostFile)).size - start;
+  const pack = tar.pack();
+  const packed = (async () => {
+    await streamEntry(pack, { name: fromRoot(target.abs), type: 'file', mode, size }, createReadStream(hostFile, { start }));
+    pack.finalize();
+  })();
+  packed.catch((e: unknown) => pack.destroy(e as Error));
+  let r: ExecResult;
+  try {
+    r = await ctx.run(pathsArgv('write', [target]), { input: pack as unknown as AsyncIterable<Buffer> });
+    await packed;
+  } catch (e) {
+    pack.destroy(); // the server failed first: the archive stops reading the file
+    throw engineFailure(`write ${p}`, e, ctx.docker);
+  }
+  const { checks, rest } = readKinds(r.stderr, [target], [p]);
+  refuseFolders(checks, [p]);
+  if (r.exitCode !== 0) throw failed(`write ${p}`, r, rest);
 }
 
 export async function removeFiles(ctx: FilesContext, paths: readonly string[]): Promise<void> {

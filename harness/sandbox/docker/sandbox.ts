@@ -220,6 +220,16 @@ export class DockerSandbox implements Sandbox {
     return files.readFile(this.files, p);
   }
 
+  async downloadFile(p: string, hostFile: string): Promise<void> {
+    this.assertUsable();
+    await files.downloadFile(this.files, p, hostFile);
+  }
+
+  async uploadFile(hostFile: string, p: string, options?: { start?: number; mode?: number }): Promise<void> {
+    this.assertUsable();
+    await files.uploadFile(this.files, hostFile, p, options);
+  }
+
   /**
    * Idempotent and never throws. What still runs is killed by removing its containers; the
    * container then goes back to the backend, to be reset for the next sandbox unless something
