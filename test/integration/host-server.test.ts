@@ -1,9 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { HostServer, HostServers } from '../../harness/sandbox/host/server.js';
 import type { Sandbox } from '../../harness/sandbox/core/types.js';
+import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
 import { REPO } from '../helpers/cli.js';
 import { descendantsLeftBy, isRunning, processesWith, uniqueSleep } from '../helpers/procs.js';
 
@@ -192,15 +195,22 @@ describe('host servers', () => {
 
   test('a program that never closes its backend still exits, and its idle servers end with it', async () => {
     // The program lists its descendants (its servers and their pipes) just before it ends.
-    const pids = await descendantsLeftBy(`
-      const { LocalBackend } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox/host/local.js'))});
-      const backend = new LocalBackend();
-      await backend.open();
-      const sb = await backend.create({ runId: 'no-close', fixtureId: 'x' });
-      await Promise.all([sb.exec('true'), sb.exec('true')]);
-      await sb.destroy();`);
-    expect(pids.length).toBeGreaterThanOrEqual(2 * 5); // two servers, each with its shell, session leader and two cats
-    // Each ends at the end of its input, which came with the program's exit.
-    await expect.poll(() => pids.filter(isRunning), { timeout: 10_000 }).toEqual([]);
+    // Its sandbox folders in a folder of its own: gc removes what the unclosed backend kept.
+    const base = await mkdtemp(path.join(os.tmpdir(), 'rg-no-close-'));
+    try {
+      const pids = await descendantsLeftBy(`
+        const { LocalBackend } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox/host/local.js'))});
+        const backend = new LocalBackend({ baseDir: ${JSON.stringify(base)} });
+        await backend.open();
+        const sb = await backend.create({ runId: 'no-close', fixtureId: 'x' });
+        await Promise.all([sb.exec('true'), sb.exec('true')]);
+        await sb.destroy();`);
+      expect(pids.length).toBeGreaterThanOrEqual(2 * 5); // two servers, each with its shell, session leader and two cats
+      // Each ends at the end of its input, which came with the program's exit.
+      await expect.poll(() => pids.filter(isRunning), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      await gcHostSandboxes(base);
+      await rm(base, { recursive: true, force: true });
+    }
   });
 });
