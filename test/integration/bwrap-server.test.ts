@@ -61,6 +61,26 @@ describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
     expect(next.stdout).toMatch(/redgreen-server .*\nfine\n$/s);
   });
 
+  test('a command can neither trace the server nor open its memory or its fds (where a frame token could be had)', async () => {
+    const probe = [
+      'import ctypes, os',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      "print('attach', libc.ptrace(16, 1, 0, 0), os.strerror(ctypes.get_errno()))",
+      "for f in ('/proc/1/mem', '/proc/1/fd/1', '/proc/1/environ'):",
+      '    try:',
+      "        open(f, 'rb').close()",
+      "        print(f, 'opened')",
+      '    except OSError as e:',
+      '        print(f, e.strerror)',
+    ].join('\n');
+    await sb.writeFiles([{ path: 'probe.py', content: probe }]);
+    const r = await sb.exec(`${INIT}; python3 probe.py`);
+    expect(r.stdout).toMatch(/redgreen-server/);
+    expect(r.stdout).toContain('attach -1 Operation not permitted\n');
+    for (const f of ['/proc/1/mem', '/proc/1/fd/1', '/proc/1/environ']) expect(r.stdout).toContain(`${f} Permission denied\n`);
+    expect((await sb.exec(`${INIT}; echo still`)).stdout).toMatch(/redgreen-server .*\nstill\n$/s);
+  });
+
   test('commands at the same time: the second gets a bwrap of its own, and each its own output and exit code', async () => {
     const results = await Promise.all([0, 1, 2].map((i) => sb.exec(`${INIT}; sleep 0.3; echo out${i}; echo err${i} >&2; exit ${i + 3}`)));
     results.forEach((r, i) => {

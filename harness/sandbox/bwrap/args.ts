@@ -7,6 +7,8 @@ export const BWRAP_WORKSPACE = '/workspace';
 export const BWRAP_SCRATCH = '/redgreen';
 export const BWRAP_HOME = '/home/sandbox';
 export const BWRAP_CACHE = '/cache';
+/** Where a command server's shell is inside (server.ts): a copy of the host's /bin/sh only the kernel can read. */
+export const SERVER_SHELL = '/.redgreen-sh';
 
 /** What of /etc the runtimes need: certificates, users, name resolution, the dynamic linker. */
 const ETC = [
@@ -74,6 +76,8 @@ export interface BwrapArgsInput {
   cacheHost?: string;
   /** With network: the resolv.conf naming the user-mode network's DNS forwarder, over the host's. */
   resolvConfHost?: string;
+  /** For a command server: the fd bwrap reads the server's shell from (server.ts's SERVER_SHELL). */
+  serverShellFd?: number;
 }
 
 /**
@@ -116,6 +120,8 @@ export function bwrapArgs(i: BwrapArgsInput): string[] {
   a.push('--bind', i.tmpHost, '/tmp', '--bind', i.homeHost, BWRAP_HOME);
   a.push('--bind', i.workspaceHost, BWRAP_WORKSPACE, '--bind', i.scratchHost, BWRAP_SCRATCH);
   if (i.network && i.cacheHost) a.push('--bind', i.cacheHost, BWRAP_CACHE);
+  // Execute-only, so the server started from it is not dumpable (server.ts).
+  if (i.serverShellFd !== undefined) a.push('--perms', '0111', '--ro-bind-data', String(i.serverShellFd), SERVER_SHELL);
   // The namespace's own root and /dev (tmpfs bwrap made to hold the mounts) take no writes: only
   // the bound folders, /dev/shm and /dev/mqueue do, so nothing else of a command outlives it.
   a.push('--remount-ro', '/dev', '--remount-ro', '/');

@@ -25,7 +25,7 @@ import { HostRoots } from '../host/roots.js';
 import { commandOptions, HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
 import { UserNet } from './user-net.js';
-import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf } from './server.js';
+import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf, SHELL_FD } from './server.js';
 import { PIPED } from '../host/server.js';
 import { cleanNamespace, endKept, type Kept } from './kept.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
@@ -217,7 +217,13 @@ class BwrapSandbox extends HostSandbox {
       [
         '--info-fd',
         String(INFO_FD),
-        ...bwrapArgs({ ...this.mountsOf(), cwd: '/', env: { PATH: this.env.PATH ?? '/usr/bin:/bin' }, network: false }),
+        ...bwrapArgs({
+          ...this.mountsOf(),
+          cwd: '/',
+          env: { PATH: this.env.PATH ?? '/usr/bin:/bin' },
+          network: false,
+          serverShellFd: SHELL_FD,
+        }),
       ],
       BWRAP_SERVER_ARGV,
       { piped: true },
@@ -315,7 +321,8 @@ class BwrapSandbox extends HostSandbox {
       ...argv,
     ];
     const join = this.cgroup ? `${this.cgroup.joinScript()} && ` : '';
-    if (o.piped) return ['/bin/sh', '-c', `${join}${PIPED}`, 'sh', ...limited];
+    // The server's bwrap reads its shell from SHELL_FD (and closes it).
+    if (o.piped) return ['/bin/sh', '-c', `${join}exec ${SHELL_FD}</bin/sh && ${PIPED}`, 'sh', ...limited];
     return join ? ['/bin/sh', '-c', `${join}exec "$@"`, 'sh', ...limited] : limited;
   }
 

@@ -3,6 +3,7 @@ import type { CommandRequest, CommandServer, ServerOutcome } from '../core/comma
 import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { signal } from '../host/kill.js';
 import { commandLine, SIDE_FD, spawnServer } from '../host/server.js';
+import { SERVER_SHELL } from './args.js';
 
 /**
  * The command server of a bwrap sandbox: one bubblewrap for the sandbox's life (its namespaces
@@ -16,9 +17,11 @@ import { commandLine, SIDE_FD, spawnServer } from '../host/server.js';
  * The init of a namespace cannot be signalled from inside it, so a command cannot stop the
  * server, even with `kill -9 -1`; what a command leaves is killed by pid (anything but the
  * server), and whatever it re-parents to the server is reaped as the server waits. Commands run as
- * the server's own user: that gives one command no power over the next it did not have through
- * the workspace already, and the server ends with its sandbox. It starts by saying
- * `redgreen-server ready 1`.
+ * the server's own user, yet none can reach into the server: it runs from a copy of /bin/sh that
+ * only the kernel can read (args.ts's SERVER_SHELL, mode 0111), which makes it not dumpable, so a
+ * command without capabilities can neither ptrace it nor open its memory or its fds through /proc
+ * (where a frame's token, or the server that serves later commands and sandboxes, could be had).
+ * It starts by saying `redgreen-server ready 1`.
  */
 export const BWRAP_SERVER_SCRIPT = `cd /
 echo 'redgreen-server ready 1'
@@ -47,7 +50,10 @@ while IFS= read -r req; do
 done`;
 
 /** The server as its namespace's init (bwrap --as-pid-1), named in process lists by $0. */
-export const BWRAP_SERVER_ARGV = ['/bin/sh', '-c', BWRAP_SERVER_SCRIPT, 'redgreen-server'];
+export const BWRAP_SERVER_ARGV = [SERVER_SHELL, '-c', BWRAP_SERVER_SCRIPT, 'redgreen-server'];
+
+/** The fd the host command gives bwrap the host's /bin/sh on, for SERVER_SHELL. */
+export const SHELL_FD = 5;
 
 /** The children of a process (Linux /proc/<pid>/task/<pid>/children); none if it cannot tell. */
 function childrenOf(pid: number): number[] {
