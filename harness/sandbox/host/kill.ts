@@ -144,6 +144,19 @@ export function killSandbox(sandboxId: string): Promise<number> {
   return killMarked(sandboxId, null, MARKER_VAR);
 }
 
+/**
+ * Returns once no process of group `pgid` is left, not even one the kernel is still taking down
+ * after a SIGKILL (it stays listed until its exit has run). Sends nothing: the group was signalled
+ * as a whole, and a group being killed gains no member. Bounded, as killMarked is.
+ */
+export async function groupGone(pgid: number): Promise<void> {
+  const group: SharedGroup = { pgid, except: new Set() };
+  for (let round = 0; round < KILL_ROUNDS; round++) {
+    if (!listProc().some((p) => inGroup(p, group))) return;
+    await new Promise((r) => setTimeout(r, Math.min(10, 2 ** round)));
+  }
+}
+
 /** Rounds of a kill before it gives up (a fork bomb outpacing it, a process stuck in the kernel). */
 const KILL_ROUNDS = 200;
 

@@ -9,7 +9,7 @@ import {
   type ServerOutcome,
   type ServerState,
 } from '../core/command-server.js';
-import { signal, type SharedGroup } from './kill.js';
+import { groupGone, signal, type SharedGroup } from './kill.js';
 
 /** The fd of the host command that PIPED passes to the program it wraps, and not to its cats. */
 export const SIDE_FD = 3;
@@ -246,6 +246,9 @@ export class HostServer {
     if (!this.claim()) return this.kill();
     this.commands.close();
     await this.gone;
+    // What a command left in the server's group that its reap missed goes with it.
+    if (this.group.pgid) signal(-this.group.pgid, 'SIGKILL');
+    await this.reaped();
   }
 
   /** Ends the server, its pipes and whatever its command runs. */
@@ -254,6 +257,12 @@ export class HostServer {
     if (this.group.pgid) signal(-this.group.pgid, 'SIGKILL');
     signal(-this.pid, 'SIGKILL');
     await this.gone;
+    await this.reaped();
+  }
+
+  /** Returns once nothing of the server's two groups is left, not even a process still exiting. */
+  private async reaped(): Promise<void> {
+    await Promise.all([this.group.pgid, this.pid].filter(Boolean).map((g) => groupGone(g)));
   }
 }
 
