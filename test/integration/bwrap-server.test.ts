@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
+import { suiteSandbox } from '../helpers/suite-sandbox.js';
 import { BwrapBackend } from '../../harness/sandbox/bwrap/backend.js';
-import type { Sandbox } from '../../harness/sandbox/core/types.js';
 import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
 import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { backendCases } from '../helpers/backends.js';
@@ -33,30 +33,22 @@ const bwrap = (await backendCases()).some((c) => c.name === 'bwrap');
 
 describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
   const backend = new BwrapBackend();
-  let sb: Sandbox;
-  beforeAll(async () => {
-    await backend.open();
-    sb = await backend.create({ runId: 'bwrap-server', fixtureId: 'server' });
-  });
-  afterAll(async () => {
-    await sb.destroy();
-    await backend.close();
-  });
+  const sb = suiteSandbox(backend, 'bwrap-server');
 
   test('commands run one after another through it, each in a fresh process, in the one workspace', async () => {
-    const first = await sb.exec(`${INIT}; echo $$ > pid; echo x > kept`);
+    const first = await sb().exec(`${INIT}; echo $$ > pid; echo x > kept`);
     expect(first.stdout).toMatch(/redgreen-server/);
-    const second = await sb.exec(`${INIT}; cat kept; test "$(cat pid)" != $$ && echo other`);
+    const second = await sb().exec(`${INIT}; cat kept; test "$(cat pid)" != $$ && echo other`);
     expect(second.stdout).toMatch(/redgreen-server .*\nx\nother\n$/s);
   });
 
   test('`kill -9 -1` ends what the command started, not the server: the next command runs normally', async () => {
     const t = uniqueSleep();
     // kill(-1) spares the caller and the namespace's init: the shell goes on, its sleep does not.
-    const r = await sb.exec(`sleep ${t} & kill -9 -1; wait; echo after`);
+    const r = await sb().exec(`sleep ${t} & kill -9 -1; wait; echo after`);
     expect(r).toMatchObject({ exitCode: 0, stdout: 'after\n' });
     expect(processesWith(t)).toEqual([]);
-    const next = await sb.exec(`${INIT}; echo fine`);
+    const next = await sb().exec(`${INIT}; echo fine`);
     expect(next).toMatchObject({ exitCode: 0, stderr: '' });
     expect(next.stdout).toMatch(/redgreen-server .*\nfine\n$/s);
   });
@@ -73,16 +65,16 @@ describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
       '    except OSError as e:',
       '        print(f, e.strerror)',
     ].join('\n');
-    await sb.writeFiles([{ path: 'probe.py', content: probe }]);
-    const r = await sb.exec(`${INIT}; python3 probe.py`);
+    await sb().writeFiles([{ path: 'probe.py', content: probe }]);
+    const r = await sb().exec(`${INIT}; python3 probe.py`);
     expect(r.stdout).toMatch(/redgreen-server/);
     expect(r.stdout).toContain('attach -1 Operation not permitted\n');
     for (const f of ['/proc/1/mem', '/proc/1/fd/1', '/proc/1/environ']) expect(r.stdout).toContain(`${f} Permission denied\n`);
-    expect((await sb.exec(`${INIT}; echo still`)).stdout).toMatch(/redgreen-server .*\nstill\n$/s);
+    expect((await sb().exec(`${INIT}; echo still`)).stdout).toMatch(/redgreen-server .*\nstill\n$/s);
   });
 
   test('commands at the same time: the second gets a bwrap of its own, and each its own output and exit code', async () => {
-    const results = await Promise.all([0, 1, 2].map((i) => sb.exec(`${INIT}; sleep 0.3; echo out${i}; echo err${i} >&2; exit ${i + 3}`)));
+    const results = await Promise.all([0, 1, 2].map((i) => sb().exec(`${INIT}; sleep 0.3; echo out${i}; echo err${i} >&2; exit ${i + 3}`)));
     results.forEach((r, i) => {
       expect(r.exitCode).toBe(i + 3);
       expect(r.stdout).toMatch(new RegExp(`\\nout${i}\\n$`));
@@ -103,21 +95,21 @@ describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
       '        view = view[os.write(1, view):]\n' +
       '    except BlockingIOError:\n' +
       '        pass\n';
-    await sb.writeFiles([{ path: 'flood.py', content: flood }]);
-    const r = await sb.exec('python3 flood.py');
+    await sb().writeFiles([{ path: 'flood.py', content: flood }]);
+    const r = await sb().exec('python3 flood.py');
     expect(r.exitCode).toBe(0);
     expect(r.stdout.length).toBe(4 << 20);
-    const big = await sb.exec('head -c 3000000 /dev/zero | tr "\\0" z; echo; echo done >&2');
+    const big = await sb().exec('head -c 3000000 /dev/zero | tr "\\0" z; echo; echo done >&2');
     expect(big.stdout.length).toBe(3_000_001);
     expect(big.stderr).toBe('done\n');
   });
 
   test('after a timeout (the namespace ends with the command), the next command gets a new server', async () => {
     const t = uniqueSleep();
-    const r = await sb.exec(`setsid sleep ${t} & sleep ${t}`, { timeoutMs: 300 });
+    const r = await sb().exec(`setsid sleep ${t} & sleep ${t}`, { timeoutMs: 300 });
     expect(r.timedOut).toBe(true);
     expect(processesWith(t)).toEqual([]);
-    const next = await sb.exec(`${INIT}; cat kept`);
+    const next = await sb().exec(`${INIT}; cat kept`);
     expect(next.stdout).toMatch(/redgreen-server .*\nx\n$/s);
   });
 

@@ -1,28 +1,20 @@
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
+import { suiteSandbox } from '../helpers/suite-sandbox.js';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
-import type { Sandbox } from '../../harness/sandbox/core/types.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
 // The local backend finds a command's processes by the marker in their environment, among the
 // pids handed out while it ran. These are the processes of that window that are not its own.
 describe('local kill: what it leaves alone', () => {
   const backend = new LocalBackend();
-  let sb: Sandbox;
-  beforeAll(async () => {
-    await backend.open();
-    sb = await backend.create({ runId: 'host-kill', fixtureId: 'kill' });
-  });
-  afterAll(async () => {
-    await sb.destroy();
-    await backend.close();
-  });
+  const sb = suiteSandbox(backend, 'host-kill');
 
   test('a process with no environment, started elsewhere while a command runs, outlives the command', async () => {
     const [mine, theirs] = [uniqueSleep(), uniqueSleep()];
     let other: ReturnType<typeof spawn> | undefined;
     try {
-      const ran = sb.exec(`setsid sleep ${mine} & sleep 0.5; echo done`);
+      const ran = sb().exec(`setsid sleep ${mine} & sleep 0.5; echo done`);
       // Started by the test, not the sandbox, inside the command's pid window: `env -i` leaves it
       // with an empty environment, which the kill must tell from one caught inside an exec.
       other = spawn('env', ['-i', 'sleep', theirs], { stdio: 'ignore', detached: true });

@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
+import { suiteSandbox } from '../helpers/suite-sandbox.js';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { HostServer, HostServers } from '../../harness/sandbox/host/server.js';
-import type { Sandbox } from '../../harness/sandbox/core/types.js';
 import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
 import { REPO } from '../helpers/cli.js';
 import { descendantsLeftBy, isRunning, processesWith, uniqueSleep } from '../helpers/procs.js';
@@ -31,36 +31,28 @@ function groupOf(pgid: number): number[] {
 // does not look at.
 describe('local command servers', () => {
   const backend = new LocalBackend();
-  let sb: Sandbox;
-  beforeAll(async () => {
-    await backend.open();
-    sb = await backend.create({ runId: 'host-server', fixtureId: 'server' });
-  });
-  afterAll(async () => {
-    await sb.destroy();
-    await backend.close();
-  });
+  const sb = suiteSandbox(backend, 'host-server');
 
   test('what a command leaves with a cleared environment in the group it shares with the server is killed', async () => {
     const t = uniqueSleep();
-    const r = await sb.exec(`env -i /bin/sh -c 'sleep ${t} >/dev/null 2>&1 &'; echo left`);
+    const r = await sb().exec(`env -i /bin/sh -c 'sleep ${t} >/dev/null 2>&1 &'; echo left`);
     expect(r.stdout).toBe('left\n');
     expect(processesWith(t)).toEqual([]);
   });
 
   test('a command that signals its own group (`kill 0`) gets the signal, as in a session of its own', async () => {
-    const r = await sb.exec('echo before; kill 0; echo after');
+    const r = await sb().exec('echo before; kill 0; echo after');
     expect(r.exitCode).toBe(143);
     expect(r.stdout).toBe('before\n');
-    expect((await sb.exec('echo next')).stdout).toBe('next\n');
+    expect((await sb().exec('echo next')).stdout).toBe('next\n');
   });
 
   test('a command that kills its own group (the server with it) was killed, its output kept; the next command runs', async () => {
-    const r = await sb.exec('echo before; kill -9 0; echo after');
+    const r = await sb().exec('echo before; kill -9 0; echo after');
     expect(r.exitCode).toBe(137);
     expect(r.signal).toBe('SIGKILL');
     expect(r.stdout).toBe('before\n');
-    const next = await sb.exec('echo next');
+    const next = await sb().exec('echo next');
     expect(next).toMatchObject({ exitCode: 0, stdout: 'next\n' });
   });
 
@@ -77,40 +69,52 @@ describe('local command servers', () => {
       '        pass',
       "os.write(2, b'done')",
     ].join('\n');
-    await sb.writeFiles([{ path: 'nb.py', content: script }]);
-    const r = await sb.exec(['python3', 'nb.py']);
+    await sb().writeFiles([{ path: 'nb.py', content: script }]);
+    const r = await sb().exec(['python3', 'nb.py']);
     expect(r.exitCode).toBe(0);
     expect(r.stdoutInfo.bytes).toBeGreaterThanOrEqual(2_000_000);
     expect(r.stderr).toBe('done');
-    const next = await sb.exec('echo next; echo err >&2');
+    const next = await sb().exec('echo next; echo err >&2');
     expect(next).toMatchObject({ exitCode: 0, stdout: 'next\n', stderr: 'err\n' });
   });
 
   test('a variable the shell cannot export reaches the command exactly, as the others do', async () => {
-    const r = await sb.exec(['env'], { env: { 'A-B': 'x y', C: "it's\nmultiline" } });
+    const r = await sb().exec(['env'], { env: { 'A-B': 'x y', C: "it's\nmultiline" } });
     expect(r.stdout).toContain('A-B=x y\n');
     expect(r.stdout).toContain("C=it's\nmultiline\n");
-    const plain = await sb.exec(['env'], { env: { C: "it's\nmultiline" } });
+    const plain = await sb().exec(['env'], { env: { C: "it's\nmultiline" } });
     expect(plain.stdout).toContain("C=it's\nmultiline\n");
     expect(plain.stdout).not.toMatch(/^(OLDPWD|PWD)=/m);
   });
 
   test('a missing program is exit 127 with the shell saying why', async () => {
-    const r = await sb.exec(['no-such-program-here']);
+    const r = await sb().exec(['no-such-program-here']);
     expect(r.exitCode).toBe(127);
     expect(r.stderr).toMatch(/no-such-program-here: not found/);
   });
 });
 
+/** Runs `fn` with a backend's worth of servers, closed after whatever happens. */
+async function withServers(fn: (servers: HostServers) => Promise<void>): Promise<void> {
+  const servers = new HostServers();
+  try {
+    await fn(servers);
+  } finally {
+    await servers.close();
+  }
+}
+
+/** The kill of a command that leaves nothing (these tests' own kill is the servers' close). */
+const nothing = async () => undefined;
+
 describe('host servers', () => {
   test('close ends every server and its pipes, a command one runs included', async () => {
-    const servers = new HostServers();
-    try {
+    await withServers(async (servers) => {
       const a = (await servers.take())!;
       const b = (await servers.take())!;
       expect(a).toBeInstanceOf(HostServer);
       expect(b).not.toBe(a); // a claimed server is nobody else's
-      const groups = [a.group.pgid, b.group.pgid];
+      const groups = [a.pgid, b.pgid];
       for (const g of groups) expect(groupOf(g).length).toBeGreaterThan(0);
       const t = uniqueSleep();
       let up!: () => void;
@@ -124,7 +128,6 @@ describe('host servers', () => {
           onOutput: () => up(),
         },
         async () => undefined,
-        async () => 'ok',
       );
       await started;
       expect(processesWith(t)).toHaveLength(1);
@@ -134,63 +137,36 @@ describe('host servers', () => {
       for (const g of groups) expect(groupOf(g)).toEqual([]);
       expect(processesWith(t)).toEqual([]);
       expect(await servers.take()).toBeNull();
-    } finally {
-      await servers.close(); // again: nothing is left if an expectation failed
-    }
+    });
   });
 
   test("the harness's own script runs in the server's subshell, as `sh -c` would run it", async () => {
-    const servers = new HostServers();
-    try {
+    await withServers(async (servers) => {
       const s = (await servers.take())!;
       const script = `f() { echo "in $(pwd) with $#"; }\nf a b\nexit 3`;
-      const out = await s.run(
-        { argv: ['/bin/sh', '-c', script], env: {}, cwd: '/tmp', internal: true },
-        async () => undefined,
-        async () => 'ok',
-      );
+      const out = await s.run({ argv: ['/bin/sh', '-c', script], env: {}, cwd: '/tmp', internal: true }, nothing);
       expect(out.result).toMatchObject({ exitCode: 3, stdout: 'in / with 2\n', stderr: '' });
-    } finally {
-      await servers.close();
-    }
+    });
   });
 
   test("a command gets exactly its variables, none of the server's", async () => {
-    const servers = new HostServers();
-    try {
+    await withServers(async (servers) => {
       const s = (await servers.take())!;
-      const none = await s.run(
-        { argv: ['/usr/bin/env'], env: {}, cwd: '/tmp' },
-        async () => undefined,
-        async () => 'ok',
-      );
+      const none = await s.run({ argv: ['/usr/bin/env'], env: {}, cwd: '/tmp' }, nothing);
       expect(none.result).toMatchObject({ exitCode: 0, stdout: '' });
       s.claim();
-      const one = await s.run(
-        { argv: ['/usr/bin/env'], env: { A: '1' }, cwd: '/tmp' },
-        async () => undefined,
-        async () => 'ok',
-      );
+      const one = await s.run({ argv: ['/usr/bin/env'], env: { A: '1' }, cwd: '/tmp' }, nothing);
       expect(one.result.stdout).toBe('A=1\n');
-    } finally {
-      await servers.close();
-    }
+    });
   });
 
   test('a server given back is taken again, not a new one', async () => {
-    const servers = new HostServers();
-    try {
+    await withServers(async (servers) => {
       const a = (await servers.take())!;
-      const first = await a.run(
-        { argv: ['echo', 'one'], env: {}, cwd: '/' },
-        async () => undefined,
-        async () => 'ok',
-      );
+      const first = await a.run({ argv: ['echo', 'one'], env: {}, cwd: '/' }, nothing);
       expect(first.result.stdout).toBe('one\n');
       expect(await servers.take()).toBe(a);
-    } finally {
-      await servers.close();
-    }
+    });
   });
 
   test('a program that never closes its backend still exits, and its idle servers end with it', async () => {

@@ -26,7 +26,7 @@ import { commandOptions, HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
 import { UserNet } from './user-net.js';
 import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf, SHELL_FD } from './server.js';
-import { PIPED } from '../host/server.js';
+import { PIPED } from '../host/server-process.js';
 import { cleanNamespace, endKept, type Kept } from './kept.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
@@ -226,7 +226,7 @@ class BwrapSandbox extends HostSandbox {
         }),
       ],
       BWRAP_SERVER_ARGV,
-      { piped: true },
+      { server: true },
     );
     return BwrapServer.start(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
   }
@@ -307,9 +307,9 @@ class BwrapSandbox extends HostSandbox {
   /**
    * The host command that starts bwrap: under the file-size limit, in the user-mode network's
    * namespace when it has one, and through a shell that joins the sandbox's cgroup before it runs
-   * it, so every descendant is in it (the server's: with its output on pipes, host/server.ts's PIPED).
+   * it, so every descendant is in it.
    */
-  private launch(bwrap: string[], argv: readonly string[], o: { net?: UserNet; piped?: boolean }): string[] {
+  private launch(bwrap: string[], argv: readonly string[], o: { net?: UserNet; server?: boolean }): string[] {
     const limited = [
       'prlimit',
       `--fsize=${this.limits.fileSizeMb * MIB}`,
@@ -321,8 +321,8 @@ class BwrapSandbox extends HostSandbox {
       ...argv,
     ];
     const join = this.cgroup ? `${this.cgroup.joinScript()} && ` : '';
-    // The server's bwrap reads its shell from SHELL_FD (and closes it).
-    if (o.piped) return ['/bin/sh', '-c', `${join}exec ${SHELL_FD}</bin/sh && ${PIPED}`, 'sh', ...limited];
+    // A server's output on pipes (PIPED); its bwrap reads its shell from SHELL_FD (and closes it).
+    if (o.server) return ['/bin/sh', '-c', `${join}exec ${SHELL_FD}</bin/sh && ${PIPED}`, 'sh', ...limited];
     return join ? ['/bin/sh', '-c', `${join}exec "$@"`, 'sh', ...limited] : limited;
   }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { CommandRequest, CommandServer, ServerOutcome } from '../core/command-server.js';
 import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { signal } from '../host/kill.js';
-import { commandLine, SIDE_FD, spawnServer } from '../host/server.js';
+import { commandLine, SIDE_FD, spawnServer } from '../host/server-process.js';
 import { SERVER_SHELL } from './args.js';
 
 /**

@@ -33,9 +33,9 @@ const REAP_ROUNDS = 100;
  * reads empty may be one of them inside an exec: its new environment is not there yet (env_end,
  * field 51 of its stat, is 0: look again next round), or the read caught the memory the exec
  * dropped (read it again); kernel threads and zombies (no exe) and processes started with `env -i`
- * are not; a clean round ends with one more look for the marker. Bounded, so a fork bomb cannot pin it: it then fails (as it does when it cannot fork)
- * and says so on stderr. Plain sh and grep, so any image with a shell runs it; /proc is the
- * sandbox's own. The scans run grep directly in the command substitution (no pipeline), so no
+ * are not; a clean round ends with one more look for the marker. Bounded, so a fork bomb cannot
+ * pin it: it then fails (as it does when it cannot fork) and says so on stderr. Plain sh and grep,
+ * so any image with a shell runs it; /proc is the sandbox's own. The scans run grep directly in the command substitution (no pipeline), so no
  * subshell carrying the caller's marker lingers to be found, and the caller's own process is the
  * only one to spare.
  */

@@ -64,21 +64,10 @@ function statFields(pid: number): string[] | null {
   }
 }
 
-/**
- * A process group whose members are a command's too, but for some (a command run by a host
- * server shares the server's group: server.ts): what a command started with a cleared
- * environment and left in its group has no marker, and only its group says it is the command's.
- */
-export interface SharedGroup {
-  pgid: number;
-  /** The group's members that are not the command's (the server and its pipes). */
-  except: ReadonlySet<number>;
-}
-
-function inGroup(pid: number, group: SharedGroup): boolean {
-  if (group.except.has(pid)) return false;
+/** Whether a live process (not a zombie) is in process group `pgid`. */
+function inGroup(pid: number, pgid: number): boolean {
   const f = statFields(pid);
-  return !!f && f[0] !== 'Z' && f[0] !== 'X' && Number(f[2]) === group.pgid;
+  return !!f && f[0] !== 'Z' && f[0] !== 'X' && Number(f[2]) === pgid;
 }
 
 /** One look at the candidates: those carrying the marker, and those that may but cannot say yet (inside an exec). */
@@ -90,14 +79,11 @@ interface Scan {
 /**
  * Live processes whose environment carries `<name>=<value>` (Linux /proc), read synchronously:
  * a short command's few pids are cheaper read in a row than with a promise each, and a full scan
- * is rare (no window, or one the clock lost).
+ * is rare (no window, or one the clock lost). `serverGroup`: the group of the command server the
+ * command ran in (host/server.ts), led by the server; its other members are the command's too,
+ * marked or not (what it started with a cleared environment).
  */
-export function findMarked(
-  value: string,
-  window: PidWindow | null = null,
-  name: string = MARKER_VAR,
-  group: SharedGroup | null = null,
-): Scan {
+export function findMarked(value: string, window: PidWindow | null = null, name: string = MARKER_VAR, serverGroup?: number): Scan {
   const needle = Buffer.from(`${name}=${value}\0`);
   const read = (pid: number): Buffer | null => {
     try {
@@ -118,7 +104,7 @@ export function findMarked(
       if (why === 'exec') scan.unsure.push(pid);
       else if (why === 'reread') environ = read(pid);
     }
-    if (environ?.includes(needle) || (group && inGroup(pid, group))) scan.marked.push(pid);
+    if (environ?.includes(needle) || (serverGroup && pid !== serverGroup && inGroup(pid, serverGroup))) scan.marked.push(pid);
   }
   return scan;
 }
@@ -129,14 +115,9 @@ export function findMarked(
  * may fork between the scan and the kill; bounded so a fork bomb cannot pin us. `marker` is a
  * command's exec marker, found among the pids of its window.
  */
-export async function killTree(
-  pgid: number | undefined,
-  marker: string,
-  window: PidWindow | null,
-  group: SharedGroup | null = null,
-): Promise<number> {
+export async function killTree(pgid: number | undefined, marker: string, window: PidWindow | null, serverGroup?: number): Promise<number> {
   if (pgid) signal(-pgid, 'SIGKILL');
-  return killMarked(marker, window, EXEC_MARKER_VAR, group);
+  return killMarked(marker, window, EXEC_MARKER_VAR, serverGroup);
 }
 
 /** Every process of a sandbox, whatever command started it (destroy after a harness crash: gc). */
@@ -150,10 +131,9 @@ export function killSandbox(sandboxId: string): Promise<number> {
  * as a whole, and a group being killed gains no member. Bounded, as killMarked is.
  */
 export async function groupGone(pgid: number): Promise<void> {
-  const group: SharedGroup = { pgid, except: new Set() };
   for (let round = 0; round < KILL_ROUNDS; round++) {
-    if (!listProc().some((p) => inGroup(p, group))) return;
-    await new Promise((r) => setTimeout(r, Math.min(10, 2 ** round)));
+    if (!listProc().some((p) => inGroup(p, pgid))) return;
+    await pause(round);
   }
 }
 
@@ -161,20 +141,24 @@ export async function groupGone(pgid: number): Promise<void> {
 const KILL_ROUNDS = 200;
 
 /**
- * Kills every process carrying the marker, round after round until a look finds none and no
- * candidate is inside an exec. A killed process keeps its /proc entry until the kernel has run its
- * exit, and an exec'ing one shows its environment only once the exec is done; Node cannot wait on
- * a process that is not its child (no pidfd), so between rounds the CPU goes to them for a
- * moment (1 ms, then 2, up to 10).
+ * Between two looks, the CPU goes to the processes being taken down for a moment (1 ms, then 2,
+ * up to 10): Node cannot wait on a process that is not its child (no pidfd).
  */
-async function killMarked(value: string, window: PidWindow | null, name: string, group: SharedGroup | null = null): Promise<number> {
+const pause = (round: number) => new Promise((r) => setTimeout(r, Math.min(10, 2 ** round)));
+
+/**
+ * Kills every process carrying the marker, round after round until a look finds none and no
+ * candidate is inside an exec: a killed process keeps its /proc entry until the kernel has run its
+ * exit, and an exec'ing one shows its environment only once the exec is done.
+ */
+async function killMarked(value: string, window: PidWindow | null, name: string, serverGroup?: number): Promise<number> {
   let killed = 0;
   for (let round = 0; round < KILL_ROUNDS; round++) {
-    const { marked, unsure } = findMarked(value, window, name, group);
+    const { marked, unsure } = findMarked(value, window, name, serverGroup);
     if (!marked.length && !unsure.length) break;
     for (const pid of marked) signal(pid, 'SIGKILL');
     killed += marked.length;
-    await new Promise((r) => setTimeout(r, Math.min(10, 2 ** round)));
+    await pause(round);
   }
   return killed;
 }

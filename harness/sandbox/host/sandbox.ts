@@ -86,8 +86,8 @@ export abstract class HostSandbox implements Sandbox {
 
   /**
    * Runs one command through a host server (server.ts) as run() does, but in the server's process
-   * group instead of a session of its own: the server's group members that joined since it started
-   * are the command's too.
+   * group instead of a session of its own: every member of that group but the server is the
+   * command's.
    */
   protected async serve(
     server: HostServer,
@@ -97,14 +97,10 @@ export abstract class HostSandbox implements Sandbox {
     options: ExecOptions,
   ): Promise<ExecResult> {
     const { marker, window, marked } = this.mark(env);
-    const kill = () => killTree(undefined, marker, window, server.group);
+    const kill = () => killTree(undefined, marker, window, server.pgid);
     const req = { argv, cwd, env: marked, ...commandOptions(options) };
     try {
-      const out = await this.track(
-        server.run(req, kill, () => kill().then(() => 'ok' as const)),
-        kill,
-      );
-      return out.result;
+      return (await this.track(server.run(req, kill), kill)).result;
     } finally {
       window?.close();
     }
