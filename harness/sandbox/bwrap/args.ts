@@ -76,7 +76,7 @@ export interface BwrapArgsInput {
   cacheHost?: string;
   /** With network: the resolv.conf naming the user-mode network's DNS forwarder, over the host's. */
   resolvConfHost?: string;
-  /** For a command server: the fd bwrap reads the server's shell from (server.ts's SERVER_SHELL). */
+  /** For a command server: the fd bwrap reads the server's shell from (SERVER_SHELL). */
   serverShellFd?: number;
 }
 

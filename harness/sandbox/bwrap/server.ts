@@ -9,7 +9,7 @@ import { SERVER_SHELL } from './args.js';
  * The command server of a bwrap sandbox: one bubblewrap for the sandbox's life (its namespaces
  * and mounts made once, not per command: they cost a small command's time several times over),
  * whose init is this POSIX sh loop. It runs one command at a time, as the harness asks on its
- * input (`run <id> <token> <shell line>`, the line as host/server.ts's commandLine writes it: into
+ * input (`run <id> <token> <shell line>`, the line as host/server-process.ts's commandLine writes it: into
  * the command's folder, exactly its variables, exec), in a subshell with default signal handling,
  * and frames each one's output (core/frames.ts) once the command has ended and nothing it
  * started is left: `<token> <id> <exit code> <state> - - -` on stdout, `<token> <id>` on stderr
@@ -92,7 +92,7 @@ export class BwrapServer {
     private readonly commands: CommandServer,
     /** Settles once the host command has exited and its pipes are closed: nothing of the namespace is left. */
     private readonly gone: Promise<void>,
-    /** Whether it keeps the harness process alive (host/server.ts): not while it waits idle. */
+    /** Whether it keeps the harness process alive (host/server-process.ts): not while it waits idle. */
     private readonly hold: (on: boolean) => void,
   ) {}
 
