@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type Docker from 'dockerode';
 import { scaffoldFixture } from '../fixtures/scaffold.js';
 import { harnessRun } from './measured.js';
 import { ms } from './stats.js';
@@ -67,6 +68,7 @@ export async function benchBigTrees(
     for (const scale of [10, 1]) {
       const files = Math.floor(sizes.files / scale);
       const root = await bigProject(files, sizes.bytes);
+      const engineLayers = await EngineLayers.of(b.name);
       try {
         const cold = await selfcheck(root, b.name, b.extra ?? []);
         const warm = await selfcheck(root, b.name, b.extra ?? []);
@@ -79,7 +81,35 @@ export async function benchBigTrees(
         );
       } finally {
         await rm(root, { recursive: true, force: true });
+        await engineLayers?.removeNew();
       }
     }
+  }
+}
+
+/** The layers a container engine keeps outlive the bench's cache folder: those it made are removed after. */
+class EngineLayers {
+  private constructor(
+    private readonly docker: Docker,
+    private readonly before: Set<string>,
+  ) {}
+
+  static async of(backend: string): Promise<EngineLayers | null> {
+    if (backend !== 'docker' && backend !== 'podman') return null;
+    const { dockerClient } = await import('../sandbox/docker/client.js');
+    const { podmanClient } = await import('../sandbox/podman/client.js');
+    const docker = backend === 'docker' ? dockerClient() : podmanClient();
+    const { listLayers } = await import('../sandbox/docker/layers.js');
+    return new EngineLayers(docker, new Set((await listLayers(docker)).map((l) => l.name)));
+  }
+
+  async removeNew(): Promise<void> {
+    const { listLayers } = await import('../sandbox/docker/layers.js');
+    for (const l of await listLayers(this.docker))
+      if (!this.before.has(l.name))
+        await this.docker
+          .getVolume(l.name)
+          .remove()
+          .catch(() => undefined);
   }
 }

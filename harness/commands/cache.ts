@@ -1,10 +1,12 @@
 import Table from 'cli-table3';
+import type Docker from 'dockerode';
 import { z } from 'zod';
 import { CACHE_MAX_ENV, cacheMaxBytes, parseSize } from '../config/cache.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { SetupCache, type CacheListing } from '../pipeline/setup-cache.js';
 import type { LayerListing } from '../pipeline/workspace-layers.js';
+import type { EngineLayer } from '../sandbox/docker/layers.js';
 import { bytes } from '../transcripts/replay-format.js';
 import { numberFromCli } from './compare.js';
 
@@ -59,14 +61,63 @@ function layerRow(l: LayerListing) {
   };
 }
 
+/** A prepared layer kept by a container engine (sandbox/docker/layers.ts): made at, not last used. */
+function engineLayerRow(engine: string, l: EngineLayer) {
+  return {
+    kind: 'layer' as const,
+    key: l.key,
+    fixture: l.fixture || null,
+    backend: engine,
+    workdir: null,
+    bytes: l.bytes,
+    lastUsed: l.createdAt,
+    engine,
+  };
+}
+
+/**
+ * The prepared layers of the container engines that answer here (Docker, Podman), through `each`;
+ * an engine that does not answer has none to show. Loaded only now: the cache commands of a
+ * machine without engines need no engine client.
+ */
+async function onEngines<T>(
+  each: (docker: Docker, engine: string, layers: typeof import('../sandbox/docker/layers.js')) => Promise<T[]>,
+): Promise<T[]> {
+  const [{ dockerClient, pingEngine }, { podmanClient }, layers] = await Promise.all([
+    import('../sandbox/docker/client.js'),
+    import('../sandbox/podman/client.js'),
+    import('../sandbox/docker/layers.js'),
+  ]);
+  const engines: [string, () => Docker][] = [
+    ['docker', dockerClient],
+    ['podman', podmanClient],
+  ];
+  const rows = await Promise.all(
+    engines.map(async ([engine, client]) => {
+      try {
+        const docker = client();
+        await pingEngine(docker, 2000);
+        return await each(docker, engine, layers);
+      } catch {
+        return [];
+      }
+    }),
+  );
+  return rows.flat();
+}
+
 /**
  * `redgreen cache list`: every setup entry and every prepared layer (a setup's result as a folder
- * sandboxes mount copy-on-write), least recently used first, with the totals and the cap (each kind).
+ * sandboxes mount copy-on-write, or a volume a container engine mounts), least recently used
+ * first, with the totals and the cap (each kind).
  */
 export async function cacheList(options: CacheListOptions): Promise<number> {
   const cache = userSetupCache();
   const rows = (await cache.list()).map(row);
-  const layers = ((await cache.layers?.list()) ?? []).map(layerRow);
+  const layers = [
+    ...((await cache.layers?.list()) ?? []).map(layerRow),
+    ...(await onEngines(async (docker, engine, l) => (await l.listLayers(docker)).map((e) => engineLayerRow(engine, e)))),
+  ];
   const total = rows.reduce((n, r) => n + r.bytes, 0);
   const layerTotal = layers.reduce((n, r) => n + r.bytes, 0);
   if (options.json) {
@@ -83,7 +134,7 @@ export async function cacheList(options: CacheListOptions): Promise<number> {
       r.fixture ?? '(unreadable)',
       r.backend ?? '',
       bytes(r.bytes),
-      `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}`,
+      `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}${'engine' in r ? ' (made)' : ''}`,
     ]);
   const summary =
     `${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}, ${bytes(total)} and ${layers.length} prepared layer(s), ${bytes(layerTotal)}; ` +
@@ -110,8 +161,16 @@ export async function cachePrune(options: CachePruneOptions): Promise<number> {
       ? { olderThanDays: options.olderThan }
       : { maxBytes: options.max ?? cacheMaxBytes() };
   // Layers in use by a running sandbox are kept whatever the request.
-  const removed = [...(await cache.prune(how)).map(row), ...((await cache.layers?.prune(how)) ?? []).map(layerRow)];
-  const left = [...(await cache.list()).map(row), ...((await cache.layers?.list()) ?? []).map(layerRow)];
+  const removed = [
+    ...(await cache.prune(how)).map(row),
+    ...((await cache.layers?.prune(how)) ?? []).map(layerRow),
+    ...(await onEngines(async (docker, engine, l) => (await l.pruneLayers(docker, how)).map((e) => engineLayerRow(engine, e)))),
+  ];
+  const left = [
+    ...(await cache.list()).map(row),
+    ...((await cache.layers?.list()) ?? []).map(layerRow),
+    ...(await onEngines(async (docker, engine, l) => (await l.listLayers(docker)).map((e) => engineLayerRow(engine, e)))),
+  ];
   const freed = removed.reduce((n, e) => n + e.bytes, 0);
   const kept = left.reduce((n, e) => n + e.bytes, 0);
   if (options.json) {

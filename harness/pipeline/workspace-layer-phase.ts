@@ -1,4 +1,3 @@
-import type { LayerMeta } from './workspace-layers.js';
 import { WorkspaceLayers } from './workspace-layers.js';
 import { SetupCache } from './setup-cache.js';
 import type { FixtureContext } from './context.js';
@@ -22,7 +21,7 @@ export interface LayerPlan {
  */
 export async function layerPlan(ctx: FixtureContext, fixtureSha256: string): Promise<LayerPlan | null> {
   const { setupCache: cache, sandbox: sb, fixture } = ctx;
-  if (!cache?.layers || !sb.startFrom || !sb.saveWorkspace) return null;
+  if (!cache?.layers || !((sb.startFrom && sb.saveWorkspace) || (sb.startLayer && sb.saveLayer))) return null;
   const setupKey = fixture.manifest.setup?.commands.length ? await SetupCache.key(fixture, sb.backend) : null;
   const backends = SetupCache.sharedWith(fixture, sb.backend);
   return { key: WorkspaceLayers.key(fixtureSha256, setupKey, backends), setupKey, backends };
@@ -32,10 +31,16 @@ export async function layerPlan(ctx: FixtureContext, fixtureSha256: string): Pro
  * Starts the workspace from the plan's layer, instead of an upload and setup. A layer stands for
  * a cached setup, so it is used only while the setup cache would be: its entry still usable here.
  */
-export async function startFromLayer(ctx: FixtureContext, plan: LayerPlan): Promise<{ meta: LayerMeta; release: () => void } | null> {
+export async function startFromLayer(ctx: FixtureContext, plan: LayerPlan): Promise<{ bytes: number; release: () => void } | null> {
   const cache = ctx.setupCache!;
-  if (plan.setupKey && !(await cache.lookup(plan.setupKey, ctx.fixture, ctx.sandbox))) return null;
-  return cache.layers!.start(plan.key, ctx.sandbox);
+  const sb = ctx.sandbox;
+  if (plan.setupKey && !(await cache.lookup(plan.setupKey, ctx.fixture, sb))) return null;
+  if (sb.startLayer) {
+    const started = await sb.startLayer(plan.key);
+    return started && { bytes: started.bytes, release: () => undefined };
+  }
+  const started = await cache.layers!.start(plan.key, sb);
+  return started && { bytes: started.meta.bytes, release: started.release };
 }
 
 /**
@@ -49,7 +54,9 @@ export async function saveLayer(ctx: FixtureContext, plan: LayerPlan, upload: Up
     ? (await cache.lookup(plan.setupKey, ctx.fixture, ctx.sandbox)) !== null
     : upload.files >= LAYER_MIN_FILES || upload.bytes >= LAYER_MIN_BYTES;
   if (!worth) return;
-  const why = await cache.layers!.save(plan.key, ctx.sandbox, { fixture: ctx.fixture.id, backends: plan.backends });
+  const why = ctx.sandbox.saveLayer
+    ? await ctx.sandbox.saveLayer(plan.key, { fixture: ctx.fixture.id, maxBytes: cache.layers!.maxBytes })
+    : await cache.layers!.save(plan.key, ctx.sandbox, { fixture: ctx.fixture.id, backends: plan.backends });
   if (why) ctx.emit({ type: 'error', phase: 'setup', code: 'SETUP_CACHE', message: `prepared workspace not kept: ${why}` });
   else ctx.emit({ type: 'cache', key: plan.key, hit: false, bytes: 0, paths: [], layer: true });
 }

@@ -29,7 +29,7 @@ export async function prepareWorkspace(
     const started = plan ? await startFromLayer(ctx, plan) : null;
     if (started) {
       onLayer(started.release);
-      emit({ type: 'upload', files: 0, bytes: started.meta.bytes, layer: plan!.key });
+      emit({ type: 'upload', files: 0, bytes: started.bytes, layer: plan!.key });
       return started;
     }
     uploaded = await sb.uploadDir(fixture.treeDir, { skip: fixture.treeSkip });
@@ -37,7 +37,7 @@ export async function prepareWorkspace(
     return null;
   });
   if (layer) {
-    emit({ type: 'cache', key: plan!.key, hit: true, bytes: layer.meta.bytes, paths: [], layer: true });
+    emit({ type: 'cache', key: plan!.key, hit: true, bytes: layer.bytes, paths: [], layer: true });
     return null;
   }
   const failure = await timer.run('setup', () => runSetup(ctx));

@@ -142,6 +142,7 @@ export class DockerBackend implements SandboxBackend {
       env: containerEnv(prepared, this.options.passEnv ?? []),
       setupNetwork: () => (this.network ??= resolveSetupNetwork(this.docker, this.options.setupNetwork)),
       recycle: (p, fit) => this.recycle(p, fit),
+      retire: (p) => this.retire(p),
     });
   }
 
@@ -163,6 +164,13 @@ export class DockerBackend implements SandboxBackend {
     }
     pool?.lost(p);
     await this.discard(p);
+  }
+
+  /** A container its sandbox moved off (onto a layer): removed, its volumes staying the sandbox's. */
+  private async retire(p: PreparedContainer): Promise<void> {
+    this.pools.get(p.image)?.lost(p);
+    await p.container.remove({ force: true }).catch(() => undefined);
+    p.server?.close();
   }
 
   /** The pool of an image's containers, made on first use. */
@@ -252,6 +260,6 @@ export class DockerBackend implements SandboxBackend {
     // stopping on its own (its server read the end of its input).
     await p.container.remove({ force: true }).catch(() => undefined);
     p.server?.close();
-    await this.volumes.remove(p.volume);
+    await this.volumes.remove(p.volume, Boolean(p.plan.layer));
   }
 }

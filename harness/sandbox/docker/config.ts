@@ -87,10 +87,19 @@ export interface ContainerPlan {
   capAdd?: string[];
   /** rlimits the engine must be told (see EngineProfile.ulimits). */
   ulimits?: { Name: string; Soft: number; Hard: number }[];
+  /** The workspace is an overlay over this prepared layer's volume (docker/layers.ts), not the `ws` volume. */
+  layer?: string;
+  /** Mounts instead of the sandbox's volumes (the layer copy: layers.ts). */
+  mounts?: Docker.MountConfig;
 }
 
 export function volumeNames(prefix: string): string[] {
   return VOLUME_MOUNTS.map(([, suffix]) => `${prefix}-${suffix}`);
+}
+
+/** The overlay volume of a sandbox started from a prepared layer. */
+export function overlayVolume(prefix: string): string {
+  return `${prefix}-ov`;
 }
 
 /**
@@ -134,12 +143,38 @@ export function containerOptions(p: ContainerPlan): Docker.ContainerCreateOption
       PidsLimit: p.limits.pids,
       Ulimits: [...(p.ulimits ?? []), { Name: 'fsize', Soft: p.limits.fileSizeBytes, Hard: p.limits.fileSizeBytes }],
       Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${p.limits.tmpBytes},mode=1777` },
-      Mounts: VOLUME_MOUNTS.map(([target, suffix]) => ({ Type: 'volume', Source: `${p.volume}-${suffix}`, Target: target })),
+      Mounts: volumeMounts(p),
       LogConfig: { Type: 'none', Config: {} },
       AutoRemove: false,
     },
   };
 }
+
+/**
+ * The sandbox's volumes by mount point. Over a prepared layer, the workspace is the overlay volume
+ * (`ov`), whose upper folder lies in the `ws` tmpfs (so the disk limit still holds); both that
+ * tmpfs and the layer are mounted too, read-only and out of the way: while a container mounts
+ * them the engine keeps the tmpfs up and refuses to remove the layer under the overlay.
+ */
+function volumeMounts(p: ContainerPlan): Docker.MountConfig {
+  if (p.mounts) return p.mounts;
+  if (!p.layer) return VOLUME_MOUNTS.map(([target, suffix]) => mount(`${p.volume}-${suffix}`, target));
+  return [
+    mount(overlayVolume(p.volume), WORKDIR),
+    mount(`${p.volume}-scratch`, SCRATCH_DIR),
+    mount(`${p.volume}-home`, HOME_DIR),
+    mount(`${p.volume}-ws`, LAYER_UPPER_MOUNT, true),
+    mount(p.layer, LAYER_MOUNT, true),
+  ];
+}
+
+export function mount(Source: string, Target: string, ReadOnly = false): Docker.MountSettings {
+  return { Type: 'volume', Source, Target, ReadOnly };
+}
+
+/** Where a layered sandbox's container mounts its overlay's tmpfs and its layer (read-only, never used by commands). */
+export const LAYER_UPPER_MOUNT = '/redgreen-upper';
+export const LAYER_MOUNT = '/redgreen-layer';
 
 /** A name Docker accepts for a container or volume, recognisably redgreen's. */
 export function objectName(kind: string, fixtureId: string, suffix: string): string {

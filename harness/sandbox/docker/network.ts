@@ -80,7 +80,8 @@ export async function resolveBuildNetwork(docker: Docker, preferred?: string): P
 }
 
 export interface NetworkRunRequest extends CommandRequest {
-  plan: Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'user' | 'stdin' | 'capAdd'>;
+  /** The user and capabilities are the sandbox user's and none, unless the plan says otherwise (the layer copy: layers.ts). */
+  plan: Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'user' | 'stdin' | 'capAdd'> & Partial<Pick<ContainerPlan, 'user' | 'capAdd'>>;
   /** Tracks the container so the sandbox's destroy() can remove it while it runs. */
   track: (c: Docker.Container, running: boolean) => void;
   /** Whether the sandbox was destroyed: the container vanishing is then a killed command. */
@@ -100,7 +101,7 @@ export async function runWithNetwork(docker: Docker, req: NetworkRunRequest): Pr
     container = await docker.createContainer(
       containerOptions({
         ...req.plan,
-        user: SANDBOX_USER,
+        user: req.plan.user ?? SANDBOX_USER,
         cmd: wrapped(req.argv),
         env: envList({ ...req.env, [EXEC_MARKER_VAR]: newMarker() }),
         workingDir: req.cwd,

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { describeError, RedgreenError } from '../../errors.js';
 import { statusOf } from './client.js';
-import { SCRATCH_DIR, WORKDIR } from './config.js';
+import { overlayVolume, SCRATCH_DIR, WORKDIR } from './config.js';
 import { startSandboxContainer, type PreparedContainer } from './container.js';
 import { execSimple } from './exec.js';
 import { ExecMode } from './exec-mode.js';
 import { LABEL } from './labels.js';
+import { overlayOnLayer, saveLayer } from './layers.js';
 import { judgeLimits } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
 import * as files from './files.js';
@@ -27,6 +28,8 @@ export interface DockerSandboxDeps {
    * `fit` (and the backend reuses containers), else removed with its volumes. Never throws.
    */
   recycle: (p: PreparedContainer, fit: boolean) => Promise<void>;
+  /** Removes a container this sandbox no longer uses (its volumes stay the sandbox's). Never throws. */
+  retire: (p: PreparedContainer) => Promise<void>;
 }
 
 const gone = (p: Promise<unknown>) => p.catch((e: unknown) => (statusOf(e) === 404 ? undefined : Promise.reject(e)));
@@ -198,6 +201,46 @@ export class DockerSandbox implements Sandbox {
       }
     })();
     return this.replacing;
+  }
+
+  /**
+   * Moves the sandbox, its workspace still empty, onto a container whose workspace is an overlay
+   * over the prepared layer `key` (layers.ts): the new container starts while the old one still
+   * holds the `ws` tmpfs the overlay writes into, then the old one goes. Null, and the workspace
+   * empty again, when there is no such layer or the engine cannot mount it.
+   */
+  async startLayer(key: string): Promise<{ bytes: number } | null> {
+    this.assertUsable();
+    const old = this.c;
+    if (!old.server || old.plan.layer) return null;
+    if ((await this.inside(['mkdir', `${WORKDIR}/upper`, `${WORKDIR}/work`])).exitCode !== 0) return null;
+    try {
+      const overlay = await overlayOnLayer(this.deps.docker, old.volume, key, old.plan.labels);
+      if (overlay) {
+        const plan = { ...old.plan, layer: overlay.layer };
+        const fresh = await startSandboxContainer(this.deps.docker, plan, `${old.name}-${randomBytes(3).toString('hex')}`);
+        this.c = { ...old, ...fresh, plan, resettable: false, counters: { oomKills: 0, pidsMax: 0 } };
+        await this.deps.retire(old);
+        return { bytes: overlay.bytes };
+      }
+    } catch {
+      // The engine could not mount it (a rootless engine, a layer whose copy never finished): uploaded instead.
+    }
+    await gone(this.deps.docker.getVolume(overlayVolume(old.volume)).remove()).catch(() => undefined);
+    await this.inside(['rmdir', `${WORKDIR}/upper`, `${WORKDIR}/work`]);
+    return null;
+  }
+
+  /** Keeps the workspace (not one over a layer already) as the layer `key` on the engine (layers.ts). */
+  async saveLayer(key: string, info: { fixture: string; maxBytes: number }): Promise<string | null> {
+    this.assertUsable();
+    const c = this.c;
+    if (c.plan.layer) return 'the workspace is already over a layer';
+    const du = await this.inside(['du', '-s', '-B1', WORKDIR]);
+    const bytes = Number(/^\d+/.exec(du.stdout)?.[0] ?? NaN);
+    if (du.exitCode !== 0 || !Number.isFinite(bytes)) return `its size could not be read: ${du.stderr.trim() || `exit ${du.exitCode}`}`;
+    if (bytes > info.maxBytes) return `it is larger than the cache's cap (${info.maxBytes} bytes)`;
+    return saveLayer(this.deps.docker, c.plan, { key, fixture: info.fixture, bytes, maxBytes: info.maxBytes });
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {

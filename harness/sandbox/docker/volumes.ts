@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { engineFailure } from './client.js';
-import { volumeDriverOpts, volumeNames, type DockerLimits } from './config.js';
+import { overlayVolume, volumeDriverOpts, volumeNames, type DockerLimits } from './config.js';
 
 /**
  * The volumes of a sandbox's containers (workspace, scratch, HOME), each a tmpfs of the disk
@@ -36,7 +36,13 @@ export class SandboxVolumes {
   }
 
   /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
-  async remove(name: string): Promise<void> {
+  async remove(name: string, overlaid = false): Promise<void> {
+    // The overlay first: the tmpfs its upper folder lies in is busy while it is mounted.
+    if (overlaid)
+      await this.docker
+        .getVolume(overlayVolume(name))
+        .remove()
+        .catch(() => undefined);
     await Promise.all(
       volumeNames(name).map((v) =>
         this.docker

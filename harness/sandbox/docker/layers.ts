@@ -1,0 +1,172 @@
+import { randomBytes } from 'node:crypto';
+import type Docker from 'dockerode';
+import { describeError } from '../../errors.js';
+import { statusOf } from './client.js';
+import { mount, overlayVolume, volumeNames } from './config.js';
+import type { SandboxPlan } from './container.js';
+import { LABEL } from './labels.js';
+import { runWithNetwork } from './network.js';
+
+/**
+ * Prepared layers on a Docker engine: a fixture's workspace after upload and setup, kept once (per
+ * fixture + setup hash, the key pipeline/workspace-layers.ts makes) in a volume of its own,
+ * `redgreen-layer-<key>`, which the engine then mounts as the lower folder of an overlay volume for
+ * each sandbox of that fixture: 30,000 files are there without a tar stream through the API. The
+ * volume carries no run or owner label (it outlives runs: `redgreen gc` leaves it), only what
+ * eviction needs; its tree is `tree/`, copied in under a temporary name and renamed, so a layer
+ * whose tree exists is whole.
+ */
+export const LAYER_LABEL = 'redgreen.layer';
+const BYTES_LABEL = 'redgreen.layer-bytes';
+
+export function layerVolume(key: string): string {
+  return `redgreen-layer-${key}`;
+}
+
+/** The file mode bits, owners and times come along: the copy runs as root, with only the capabilities a copy needs. */
+const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'DAC_READ_SEARCH', 'FOWNER', 'FSETID'];
+const COPY_SCRIPT = `[ -d /to/tree ] && exit 0
+t="/to/.tmp-$1"
+cp -a /from/. "$t" || { rm -rf "$t"; exit 1; }
+mv -T "$t" /to/tree 2>/dev/null || rm -rf "$t"`;
+
+/**
+ * Keeps the sandbox's workspace volume (`<prefix>-ws`, `bytes` big) as the layer `key`: the volume
+ * is made and filled by a short-lived container beside the sandbox (network none, read-only root).
+ * A layer someone else finished first is kept as it is. Returns why it was not kept, or null; then
+ * the oldest layers beyond `maxBytes` go (a layer a container mounts cannot be removed: it stays).
+ */
+export async function saveLayer(
+  docker: Docker,
+  plan: SandboxPlan,
+  info: { key: string; fixture: string; bytes: number; maxBytes: number },
+): Promise<string | null> {
+  const name = layerVolume(info.key);
+  try {
+    await docker.createVolume({
+      Name: name,
+      Labels: { [LABEL.role]: 'layer', [LAYER_LABEL]: info.key, [BYTES_LABEL]: String(info.bytes), [LABEL.fixture]: info.fixture },
+    });
+  } catch (e) {
+    return `the layer's volume could not be made: ${describeError(e)}`;
+  }
+  const copied = await runWithNetwork(docker, {
+    argv: ['/bin/sh', '-c', COPY_SCRIPT, 'copy', randomBytes(6).toString('hex')],
+    env: {},
+    cwd: '/',
+    maxOutputBytes: 64 * 1024,
+    plan: {
+      ...plan,
+      name: `${plan.volume}-layer-${randomBytes(3).toString('hex')}`,
+      network: 'none',
+      user: '0:0',
+      capAdd: COPY_CAPS,
+      labels: { ...plan.labels, [LABEL.role]: 'layer-copy' },
+      mounts: [mount(volumeNames(plan.volume)[0]!, '/from', true), mount(name, '/to')],
+    },
+    track: () => undefined,
+    stopped: () => false,
+  }).catch((e: unknown) => ({ exitCode: -1, stderr: describeError(e) }));
+  if (copied.exitCode !== 0) {
+    await removeLayer(docker, name);
+    return `copying the workspace into it failed: ${copied.stderr.trim() || `exit ${copied.exitCode}`}`;
+  }
+  await evictLayers(docker, info.maxBytes, name);
+  return null;
+}
+
+/** Removes a layer volume; false when the engine refuses (a container mounts it) or it is gone. */
+async function removeLayer(docker: Docker, name: string): Promise<boolean> {
+  return docker
+    .getVolume(name)
+    .remove()
+    .then(
+      () => true,
+      () => false,
+    );
+}
+
+export interface EngineLayer {
+  name: string;
+  key: string;
+  bytes: number;
+  fixture: string;
+  createdAt: string;
+}
+
+/** Every layer volume on this engine, oldest first, with its size. */
+export async function listLayers(docker: Docker): Promise<EngineLayer[]> {
+  const volumes = (await docker.listVolumes({ filters: { label: [LAYER_LABEL] } })).Volumes ?? [];
+  return volumes
+    .map((v) => ({
+      name: v.Name,
+      key: v.Labels?.[LAYER_LABEL] ?? '',
+      bytes: Number(v.Labels?.[BYTES_LABEL] ?? 0) || 0,
+      fixture: v.Labels?.[LABEL.fixture] ?? '',
+      createdAt: (v as { CreatedAt?: string }).CreatedAt ?? '',
+    }))
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
+}
+
+/**
+ * Removes the oldest layers (`keep` stays) until the rest fit in `maxBytes`. The engine refuses to
+ * remove a layer a container mounts: it stays. Oldest means made first (a volume's labels cannot
+ * record its last use).
+ */
+export async function evictLayers(docker: Docker, maxBytes: number, keep?: string): Promise<EngineLayer[]> {
+  const layers = await listLayers(docker).catch(() => []);
+  let total = layers.reduce((n, l) => n + l.bytes, 0);
+  const removed: EngineLayer[] = [];
+  for (const l of layers) {
+    if (total <= maxBytes) break;
+    if (l.name === keep || !(await removeLayer(docker, l.name))) continue;
+    removed.push(l);
+    total -= l.bytes;
+  }
+  return removed;
+}
+
+/** `redgreen cache prune` on an engine: every layer, down to a size, or those made some days ago (mounted ones stay). */
+export async function pruneLayers(
+  docker: Docker,
+  how: { all: true } | { maxBytes: number } | { olderThanDays: number },
+): Promise<EngineLayer[]> {
+  if ('maxBytes' in how) return evictLayers(docker, how.maxBytes);
+  const cutoff = 'olderThanDays' in how ? Date.now() - how.olderThanDays * 86_400_000 : Infinity;
+  const removed: EngineLayer[] = [];
+  for (const l of await listLayers(docker))
+    if (!(Date.parse(l.createdAt) >= cutoff) && (await removeLayer(docker, l.name))) removed.push(l);
+  return removed;
+}
+
+/**
+ * The overlay volume of a sandbox over the layer `key`: the layer's tree below, `upper` and `work`
+ * (made empty beforehand in the `ws` tmpfs, which the running container keeps mounted) above.
+ * Null when there is no such layer. The engine mounts it, on its own host, when a container that
+ * names it starts: nothing of the harness's host is involved, so a remote engine works alike.
+ */
+export async function overlayOnLayer(
+  docker: Docker,
+  prefix: string,
+  key: string,
+  labels: Record<string, string>,
+): Promise<{ layer: string; bytes: number } | null> {
+  const layer = layerVolume(key);
+  const [lower, upper] = await Promise.all([docker.getVolume(layer).inspect(), docker.getVolume(volumeNames(prefix)[0]!).inspect()]).catch(
+    (e: unknown) => {
+      if (statusOf(e) === 404) return [null, null];
+      throw e;
+    },
+  );
+  if (!lower || !upper) return null;
+  await docker.createVolume({
+    Name: overlayVolume(prefix),
+    Labels: labels,
+    DriverOpts: {
+      type: 'overlay',
+      device: 'overlay',
+      o: `lowerdir=${lower.Mountpoint}/tree,upperdir=${upper.Mountpoint}/upper,workdir=${upper.Mountpoint}/work`,
+    },
+  });
+  return { layer, bytes: Number(lower.Labels?.[BYTES_LABEL] ?? 0) || 0 };
+}

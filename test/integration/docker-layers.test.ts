@@ -1,0 +1,201 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type Docker from 'dockerode';
+import { afterEach, describe, expect, test } from 'vitest';
+import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
+import { discoverFixtures } from '../../harness/fixtures/load.js';
+import { diffTrees } from '../../harness/fixtures/scaffold.js';
+import type { FixtureContext } from '../../harness/pipeline/context.js';
+import type { FixtureEvent } from '../../harness/pipeline/events.js';
+import { FIXTURE_META_FILES } from '../../harness/pipeline/patch-phase.js';
+import { SetupCache } from '../../harness/pipeline/setup-cache.js';
+import { runSetup } from '../../harness/pipeline/setup.js';
+import { layerPlan, saveLayer, startFromLayer } from '../../harness/pipeline/workspace-layer-phase.js';
+import { dockerClient } from '../../harness/sandbox/docker/client.js';
+import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
+import { LABEL } from '../../harness/sandbox/docker/labels.js';
+import { layerVolume, listLayers } from '../../harness/sandbox/docker/layers.js';
+import { podmanClient } from '../../harness/sandbox/podman/client.js';
+import type { Sandbox } from '../../harness/sandbox/core/types.js';
+import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
+import { runCli } from '../helpers/cli.js';
+import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
+
+const unavailable = dockerUnavailableReason();
+if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
+
+let project: Project | undefined;
+let cacheDir: string | undefined;
+afterEach(async () => {
+  await project?.cleanup();
+  if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
+  project = cacheDir = undefined;
+});
+
+// A setup that makes many files and every kind of change (the same as the host layers' test).
+const SETUP = {
+  commands: [
+    'mkdir -p gen out/empty && i=0 && while [ $i -lt 1200 ]; do echo $i > gen/f$i; i=$((i+1)); done && echo 5 > gen/value',
+    'ln -s ../config.txt gen/link && chmod 700 out && rm stale.txt && echo built > config.txt',
+  ],
+  timeoutSec: 120,
+};
+const files = {
+  'add.sh': 'echo $(( $1 - $2 ))\n',
+  'check.sh': 'echo ran > ran.txt && test -f gen/f1199 && test "$(cat gen/link)" = built && test "$(sh add.sh 2 3)" = "$(cat gen/value)"\n',
+  'config.txt': 'dev\n',
+  'stale.txt': 'old\n',
+};
+const MANIFEST = {
+  runner: 'exit-code',
+  language: 'shell',
+  test: { command: 'sh check.sh', timeoutSec: 60 },
+  protected: ['check.sh'],
+  setup: SETUP,
+};
+const SNAPSHOT =
+  "find . -mindepth 1 \\( -type l -printf '%y %U %P -> %l\\n' \\) -o -printf '%y %m %U %P\\n' | sort && find . -type f -exec sha256sum {} + | sort";
+
+const engines: { name: string; client: () => Docker }[] = [
+  { name: 'docker', client: dockerClient },
+  // Podman speaks the same API; it runs here when its socket is up (CI starts it).
+  ...(process.env.CONTAINER_HOST || process.env.CI ? [{ name: 'podman', client: podmanClient }] : []),
+];
+
+function context(fixture: FixtureContext['fixture'], sandbox: Sandbox, cache: SetupCache, events: FixtureEvent[]): FixtureContext {
+  return { fixture, sandbox, signal: new AbortController().signal, emit: (e) => events.push(e), setupCache: cache };
+}
+
+/** Sandbox volumes of this backend session still on the engine (a layer carries no session). */
+async function sessionVolumes(docker: Docker, backend: DockerBackend): Promise<string[]> {
+  const list = await docker.listVolumes({ filters: { label: [`${LABEL.session}=${backend.session}`] } });
+  return (list.Volumes ?? []).map((v) => v.Name);
+}
+
+describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, client }) => {
+  test('the workspace is kept once in a layer volume; sandboxes over it start with it, change only their own copy, within the disk limit', async () => {
+    const docker = client();
+    cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-dlayers-'));
+    project = await makeProject({ big: { manifest: MANIFEST, files } });
+    const fixture = (await discoverFixtures(project)).fixtures[0]!;
+    const sha = await fingerprintFixture(fixture);
+    const cache = new SetupCache(cacheDir);
+    const backend = new DockerBackend(
+      dockerTestOptions({ runId: 'docker-layers', limits: { diskBytes: 64 * 1024 ** 2 }, ...(name === 'podman' ? { docker, name } : {}) }),
+    );
+    let key: string | undefined;
+    try {
+      const first = await backend.create({ runId: 'docker-layers', fixtureId: 'big' });
+      const events: FixtureEvent[] = [];
+      let uploaded: string;
+      try {
+        const ctx = context(fixture, first, cache, events);
+        const plan = (await layerPlan(ctx, sha))!;
+        key = plan.key;
+        // No such layer: the workspace is left empty for the upload.
+        expect(await first.startLayer!(`${plan.key}-missing`)).toBeNull();
+        expect((await first.exec('ls -A /workspace')).stdout).toBe('');
+        const stats = await first.uploadDir(fixture.dir, { skip: FIXTURE_META_FILES });
+        expect(await runSetup(ctx)).toBeNull();
+        uploaded = (await first.exec(SNAPSHOT)).stdout;
+        await saveLayer(ctx, plan, stats);
+      } finally {
+        await first.destroy();
+      }
+      expect(events).toContainEqual(expect.objectContaining({ type: 'cache', hit: false, layer: true }));
+      const [layer] = (await listLayers(docker)).filter((l) => l.key === key);
+      expect(layer).toMatchObject({ name: layerVolume(key), fixture: 'big' });
+      expect(layer!.bytes).toBeGreaterThan(1200 * 2);
+
+      const [a, b] = await Promise.all([0, 1].map(() => backend.create({ runId: 'docker-layers', fixtureId: 'big' })));
+      try {
+        const ctxA = context(fixture, a!, cache, []);
+        const started = await startFromLayer(ctxA, (await layerPlan(ctxA, sha))!);
+        expect(started?.bytes).toBe(layer!.bytes);
+        // The same files, owned by the sandbox user (uid 1000) as uploaded ones are.
+        expect((await a!.exec(SNAPSHOT)).stdout).toBe(uploaded);
+        const changed = await a!.exec(
+          'echo x > gen/f1 && rm gen/f2 && chmod 777 out && echo new > added.txt && rm -rf out/empty && echo ok',
+        );
+        expect(changed.stdout).toBe('ok\n');
+        // The disk limit holds over a layer: what a sandbox writes goes into its own sized tmpfs
+        // (where the engine sizes volumes at all: Podman before 4.4 does not, see sandbox-limits).
+        if (backend.sizedVolumes) {
+          const full = await a!.exec('head -c 100000000 /dev/zero > big.bin');
+          expect(full.exitCode).not.toBe(0);
+          expect(full.stderr).toMatch(/No space left/);
+        }
+        // A layer a sandbox stands on cannot be removed under it.
+        await expect(docker.getVolume(layerVolume(key)).remove()).rejects.toThrow();
+
+        const ctxB = context(fixture, b!, cache, []);
+        expect(await startFromLayer(ctxB, (await layerPlan(ctxB, sha))!)).not.toBeNull();
+        expect((await b!.exec(SNAPSHOT)).stdout).toBe(uploaded);
+      } finally {
+        await Promise.all([a!.destroy(), b!.destroy()]);
+      }
+      // A third sandbox sees the layer as it was made: the changes above stayed in their sandbox.
+      const c = await backend.create({ runId: 'docker-layers', fixtureId: 'big' });
+      try {
+        const ctxC = context(fixture, c, cache, []);
+        expect(await startFromLayer(ctxC, (await layerPlan(ctxC, sha))!)).not.toBeNull();
+        expect((await c.exec(SNAPSHOT)).stdout).toBe(uploaded);
+      } finally {
+        await c.destroy();
+      }
+    } finally {
+      await backend.close();
+      if (key)
+        await docker
+          .getVolume(layerVolume(key))
+          .remove()
+          .catch(() => undefined);
+    }
+    expect(await sessionVolumes(docker, backend)).toEqual([]);
+    expect((await listLayers(docker)).filter((l) => l.key === key)).toEqual([]);
+  });
+
+  test('the second selfcheck starts from the layer: no upload, no setup, the same verdicts', async () => {
+    const docker = client();
+    cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-dlayers-'));
+    project = await makeProject({
+      big: { manifest: MANIFEST, files, oracle: await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }) },
+    });
+    const cache = new SetupCache(cacheDir);
+    const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-layers', ...(name === 'podman' ? { docker, name } : {}) }));
+    const before = new Set((await listLayers(docker)).map((l) => l.name));
+    try {
+      const outcome = (r: { byId: Record<string, { verdict: string; red: unknown; green: unknown }> }) =>
+        JSON.parse(
+          JSON.stringify([r.byId.big!.verdict, r.byId.big!.red, r.byId.big!.green], (k, v) => (k === 'durationMs' ? undefined : v)),
+        ) as unknown;
+      const uncached = await selfcheckProject(project, { backend });
+      const making = await selfcheckProject(project, { backend, setupCache: cache });
+      const fromLayer = await selfcheckProject(project, { backend, setupCache: cache });
+      expect(making.events.map((e) => e.event)).toContainEqual(expect.objectContaining({ type: 'cache', hit: false, layer: true }));
+      const events = fromLayer.events.map((e) => e.event);
+      expect(events).toContainEqual(expect.objectContaining({ type: 'upload', layer: expect.any(String) }));
+      expect(events.filter((e) => e.type === 'command' && e.phase === 'setup')).toEqual([]);
+      expect(outcome(uncached)).toEqual(expect.arrayContaining(['valid']));
+      expect(outcome(fromLayer)).toEqual(outcome(uncached));
+      expect(outcome(making)).toEqual(outcome(uncached));
+      // `cache list` shows it beside the host's entries, as the engine's.
+      const listed = await runCli(['cache', 'list', '--json'], { env: { XDG_CACHE_HOME: cacheDir } });
+      const made = (await listLayers(docker)).filter((l) => !before.has(l.name));
+      expect(made).toHaveLength(1);
+      expect((JSON.parse(listed.stdout) as { layers: unknown[] }).layers).toContainEqual(
+        expect.objectContaining({ kind: 'layer', key: made[0]!.key, fixture: 'big', engine: name, bytes: made[0]!.bytes }),
+      );
+    } finally {
+      await backend.close();
+      for (const l of await listLayers(docker))
+        if (!before.has(l.name))
+          await docker
+            .getVolume(l.name)
+            .remove()
+            .catch(() => undefined);
+    }
+    expect(await sessionVolumes(docker, backend)).toEqual([]);
+  });
+});
