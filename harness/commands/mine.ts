@@ -44,6 +44,7 @@ export interface MineRow {
  * tests, makes a candidate fixture of each, and keeps those that validate (RED, then GREEN, the
  * same over --repeat). Every other commit is listed with why (a merge, no test change, no source
  * change, too large, not RED, not GREEN, flaky, setup failed), and the walk goes on past each.
+ * Exits 1 when the walk yields no fixture (none kept, none already made).
  */
 export async function mine(ref: string, options: MineOptions): Promise<number> {
   const paths = resolvePaths({ ...options, root: options.root ?? '.' });
@@ -103,7 +104,12 @@ export async function mine(ref: string, options: MineOptions): Promise<number> {
   rows.sort((a, b) => order.get(a.commit)! - order.get(b.commit)!);
   if (options.json) process.stdout.write(`${JSON.stringify({ repo: ref, walked: shas.length, commits: rows }, null, 2)}\n`);
   else process.stdout.write(render(ref, shas.length, rows));
-  return 0;
+  // A walk that yields no fixture at all (none kept, none made before) is a failure a CI job sees.
+  if (rows.some((r) => r.kept || r.reason.startsWith('already a fixture'))) return 0;
+  process.stderr.write(
+    `mine ${ref}: no fixture in ${shas.length} commit(s): each is listed above with why; widen the walk (--since, --limit, --paths) or see the setup's failure\n`,
+  );
+  return 1;
 }
 
 function render(ref: string, walked: number, rows: MineRow[]): string {

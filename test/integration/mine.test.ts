@@ -101,4 +101,11 @@ test('mine over a JavaScript history (node:test) with --repeat 2: the fixes are 
     [shas[1], false, 'changes no test file'],
     [shas[0], false, "is the repository's first commit"],
   ]);
+  // A walk that yields no fixture at all fails, and says what to do.
+  const none = await runCli(['mine', repo, '--root', path.join(base, 'project-none'), '--paths', 'docs/**'], {
+    env: { XDG_CACHE_HOME: xdg },
+  });
+  expect(none.code, none.stderr).toBe(1);
+  expect(none.stdout).toContain('0 fixture(s) kept');
+  expect(none.stderr).toMatch(/no fixture in 0 commit\(s\).*widen the walk/);
 });
