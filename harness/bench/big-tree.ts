@@ -68,7 +68,7 @@ export async function benchBigTrees(
     for (const scale of [10, 1]) {
       const files = Math.floor(sizes.files / scale);
       const root = await bigProject(files, sizes.bytes);
-      const engineLayers = await EngineLayers.of(b.name);
+      const engineLayers = await EngineLayers.of(b.name, root);
       try {
         const cold = await selfcheck(root, b.name, b.extra ?? []);
         const warm = await selfcheck(root, b.name, b.extra ?? []);
@@ -81,35 +81,31 @@ export async function benchBigTrees(
         );
       } finally {
         await rm(root, { recursive: true, force: true });
-        await engineLayers?.removeNew();
+        await engineLayers?.remove();
       }
     }
   }
 }
 
-/** The layers a container engine keeps outlive the bench's cache folder: those it made are removed after. */
+/** The layers a container engine keeps outlive the bench's cache folder: those of its cache are removed after. */
 class EngineLayers {
   private constructor(
     private readonly docker: Docker,
-    private readonly before: Set<string>,
+    private readonly scope: string,
   ) {}
 
-  static async of(backend: string): Promise<EngineLayers | null> {
+  static async of(backend: string, root: string): Promise<EngineLayers | null> {
     if (backend !== 'docker' && backend !== 'podman') return null;
     const { dockerClient } = await import('../sandbox/docker/client.js');
     const { podmanClient } = await import('../sandbox/podman/client.js');
-    const docker = backend === 'docker' ? dockerClient() : podmanClient();
-    const { listLayers } = await import('../sandbox/docker/layers.js');
-    return new EngineLayers(docker, new Set((await listLayers(docker)).map((l) => l.name)));
+    const { SetupCache } = await import('../pipeline/setup-cache.js');
+    // The cache the bench's selfchecks use (XDG_CACHE_HOME below).
+    const scope = SetupCache.under(path.join(root, 'cache', 'redgreen')).layers!.scope;
+    return new EngineLayers(backend === 'docker' ? dockerClient() : podmanClient(), scope);
   }
 
-  async removeNew(): Promise<void> {
-    const { listLayers } = await import('../sandbox/docker/layers.js');
-    for (const l of await listLayers(this.docker))
-      if (!this.before.has(l.name))
-        await this.docker
-          .getVolume(l.name)
-          .remove()
-          .catch(() => undefined);
+  async remove(): Promise<void> {
+    const { pruneLayers } = await import('../sandbox/docker/layers.js');
+    await pruneLayers(this.docker, this.scope, { all: true }).catch(() => undefined);
   }
 }

@@ -1,10 +1,13 @@
 import Table from 'cli-table3';
 import type Docker from 'dockerode';
+import path from 'node:path';
 import { z } from 'zod';
 import { CACHE_MAX_ENV, cacheMaxBytes, parseSize } from '../config/cache.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { SetupCache, type CacheListing } from '../pipeline/setup-cache.js';
+import { mirrorCache, treeCache, type FolderListing } from '../fixtures/folder-cache.js';
+import { pruneLru, type PruneHow } from '../pipeline/lru.js';
 import type { LayerListing } from '../pipeline/workspace-layers.js';
 import type { EngineLayer } from '../sandbox/docker/layers.js';
 import { bytes } from '../transcripts/replay-format.js';
@@ -61,6 +64,39 @@ function layerRow(l: LayerListing) {
   };
 }
 
+/** A commit's tree or a repository mirror (fixtures by reference, `new --from-commit`, `mine`, `import`). */
+function folderRow(kind: 'tree' | 'mirror', f: FolderListing) {
+  return {
+    kind,
+    key: f.name,
+    fixture: null,
+    backend: null,
+    workdir: null,
+    bytes: f.bytes,
+    lastUsed: f.lastUsed.toISOString(),
+    inUse: f.inUse,
+  };
+}
+
+/** The commits' trees and the mirrors of this user's cache folder. */
+async function folderRows(cacheDir: string) {
+  return [
+    ...(await treeCache(cacheDir).list()).map((f) => folderRow('tree', f)),
+    ...(await mirrorCache(cacheDir).list()).map((f) => folderRow('mirror', f)),
+  ];
+}
+
+/** Prunes trees and mirrors as `how` says, each kind on its own (those a live process read stay). */
+async function pruneFolders(cacheDir: string, how: PruneHow) {
+  const out = [];
+  for (const [kind, store] of [
+    ['tree', treeCache(cacheDir)],
+    ['mirror', mirrorCache(cacheDir)],
+  ] as const)
+    out.push(...(await pruneLru(await store.list(), how, (f) => store.remove(f))).map((f) => folderRow(kind, f)));
+  return out;
+}
+
 /** A prepared layer kept by a container engine (sandbox/docker/layers.ts): made at, not last used. */
 function engineLayerRow(engine: string, l: EngineLayer) {
   return {
@@ -113,33 +149,49 @@ async function onEngines<T>(
  */
 export async function cacheList(options: CacheListOptions): Promise<number> {
   const cache = userSetupCache();
+  const scope = cache.layers?.scope ?? '';
   const rows = (await cache.list()).map(row);
   const layers = [
     ...((await cache.layers?.list()) ?? []).map(layerRow),
-    ...(await onEngines(async (docker, engine, l) => (await l.listLayers(docker)).map((e) => engineLayerRow(engine, e)))),
+    ...(await onEngines(async (docker, engine, l) => (await l.listLayers(docker, scope)).map((e) => engineLayerRow(engine, e)))),
   ];
+  const folders = await folderRows(resolvePaths({}).cacheDir);
   const total = rows.reduce((n, r) => n + r.bytes, 0);
   const layerTotal = layers.reduce((n, r) => n + r.bytes, 0);
+  const folderTotal = folders.reduce((n, r) => n + r.bytes, 0);
   if (options.json) {
     process.stdout.write(
-      `${JSON.stringify({ dir: cache.dir, maxBytes: cache.maxBytes, totalBytes: total, entries: rows, layerBytes: layerTotal, layers }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          dir: cache.dir,
+          maxBytes: cache.maxBytes,
+          totalBytes: total,
+          entries: rows,
+          layerBytes: layerTotal,
+          layers,
+          folderBytes: folderTotal,
+          folders,
+        },
+        null,
+        2,
+      )}\n`,
     );
     return 0;
   }
   const table = new Table({ head: ['kind', 'key', 'fixture', 'backend', 'size', 'last used'], style: { head: [], border: [] } });
-  for (const r of [...rows, ...layers])
+  for (const r of [...rows, ...layers, ...folders])
     table.push([
       r.kind,
       r.key,
-      r.fixture ?? '(unreadable)',
+      r.fixture ?? (r.kind === 'tree' || r.kind === 'mirror' ? '' : '(unreadable)'),
       r.backend ?? '',
       bytes(r.bytes),
       `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}${'engine' in r ? ' (made)' : ''}`,
     ]);
   const summary =
-    `${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}, ${bytes(total)} and ${layers.length} prepared layer(s), ${bytes(layerTotal)}; ` +
-    `each kind up to ${bytes(cache.maxBytes)} (${CACHE_MAX_ENV}) in ${cache.dir}`;
-  process.stdout.write(`${rows.length + layers.length ? `${table.toString()}\n` : ''}${summary}\n`);
+    `${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}, ${bytes(total)}, ${layers.length} prepared layer(s), ${bytes(layerTotal)} ` +
+    `and ${folders.length} tree(s) and mirror(s), ${bytes(folderTotal)}; each kind up to ${bytes(cache.maxBytes)} (${CACHE_MAX_ENV}) in ${path.dirname(cache.dir)}`;
+  process.stdout.write(`${rows.length + layers.length + folders.length ? `${table.toString()}\n` : ''}${summary}\n`);
   return 0;
 }
 
@@ -155,21 +207,25 @@ export async function cachePrune(options: CachePruneOptions): Promise<number> {
       'choose one of --all, --max <size>, --older-than <days>',
     );
   const cache = userSetupCache();
+  const scope = cache.layers?.scope ?? '';
   const how = options.all
     ? ({ all: true } as const)
     : options.olderThan !== undefined
       ? { olderThanDays: options.olderThan }
       : { maxBytes: options.max ?? cacheMaxBytes() };
-  // Layers in use by a running sandbox are kept whatever the request.
+  const cacheDir = resolvePaths({}).cacheDir;
+  // Layers in use by a running sandbox, and trees and mirrors a live process read, are kept whatever the request.
   const removed = [
     ...(await cache.prune(how)).map(row),
     ...((await cache.layers?.prune(how)) ?? []).map(layerRow),
-    ...(await onEngines(async (docker, engine, l) => (await l.pruneLayers(docker, how)).map((e) => engineLayerRow(engine, e)))),
+    ...(await onEngines(async (docker, engine, l) => (await l.pruneLayers(docker, scope, how)).map((e) => engineLayerRow(engine, e)))),
+    ...(await pruneFolders(cacheDir, how)),
   ];
   const left = [
     ...(await cache.list()).map(row),
     ...((await cache.layers?.list()) ?? []).map(layerRow),
-    ...(await onEngines(async (docker, engine, l) => (await l.listLayers(docker)).map((e) => engineLayerRow(engine, e)))),
+    ...(await onEngines(async (docker, engine, l) => (await l.listLayers(docker, scope)).map((e) => engineLayerRow(engine, e)))),
+    ...(await folderRows(cacheDir)),
   ];
   const freed = removed.reduce((n, e) => n + e.bytes, 0);
   const kept = left.reduce((n, e) => n + e.bytes, 0);
@@ -177,7 +233,8 @@ export async function cachePrune(options: CachePruneOptions): Promise<number> {
     process.stdout.write(`${JSON.stringify({ removed, freedBytes: freed, left: left.length, leftBytes: kept }, null, 2)}\n`);
     return 0;
   }
-  const lines = removed.map((e) => `removed ${e.kind === 'layer' ? 'prepared layer ' : ''}${e.key} (${bytes(e.bytes)})`);
+  const what = { setup: '', layer: 'prepared layer ', tree: 'tree ', mirror: 'mirror ' } as const;
+  const lines = removed.map((e) => `removed ${what[e.kind]}${e.key} (${bytes(e.bytes)})`);
   lines.push(`${removed.length} removed (${bytes(freed)}), ${left.length} left (${bytes(kept)})`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;

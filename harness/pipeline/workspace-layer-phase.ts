@@ -55,7 +55,7 @@ export async function saveLayer(ctx: FixtureContext, plan: LayerPlan, upload: Up
     : upload.files >= LAYER_MIN_FILES || upload.bytes >= LAYER_MIN_BYTES;
   if (!worth) return;
   const why = ctx.sandbox.saveLayer
-    ? await ctx.sandbox.saveLayer(plan.key, { fixture: ctx.fixture.id, maxBytes: cache.layers!.maxBytes })
+    ? await ctx.sandbox.saveLayer(plan.key, { fixture: ctx.fixture.id, maxBytes: cache.layers!.maxBytes, scope: cache.layers!.scope })
     : await cache.layers!.save(plan.key, ctx.sandbox, { fixture: ctx.fixture.id, backends: plan.backends });
   if (why) ctx.emit({ type: 'error', phase: 'setup', code: 'SETUP_CACHE', message: `prepared workspace not kept: ${why}` });
   else ctx.emit({ type: 'cache', key: plan.key, hit: false, bytes: 0, paths: [], layer: true });

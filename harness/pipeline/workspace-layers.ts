@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { currentOwner, liveness, type Owner } from '../sandbox/core/owner.js';
 import type { Sandbox } from '../sandbox/core/types.js';
-import { runTool } from '../sandbox/core/tool.js';
+import { diskUsage, runTool } from '../sandbox/core/tool.js';
+import { inUse, markUse } from '../sandbox/core/users.js';
 import { evictLru, pruneLru, type PruneHow } from './lru.js';
 
 const LayerMetaSchema = z.object({
@@ -45,6 +45,11 @@ export class WorkspaceLayers {
     readonly maxBytes: number,
   ) {}
 
+  /** Names this cache on a container engine, whose layers (sandbox/docker/layers.ts) belong to one cache each. */
+  get scope(): string {
+    return createHash('sha256').update(path.resolve(this.dir)).digest('hex').slice(0, 16);
+  }
+
   static key(fixtureSha256: string, setupKey: string | null, backends: readonly string[]): string {
     return createHash('sha256').update(JSON.stringify({ fixtureSha256, setupKey, backends })).digest('hex').slice(0, 32);
   }
@@ -58,10 +63,9 @@ export class WorkspaceLayers {
     if (!meta || meta.key !== key || !meta.backends.includes(sb.backend) || (meta.workdir !== null && meta.workdir !== sb.workdir))
       return null;
     // Named as a user before the mount, so an eviction racing with it sees the use.
-    const user = path.join(layer, 'users', `${sb.id}.json`);
+    let user: string;
     try {
-      mkdirSync(path.dirname(user), { recursive: true });
-      writeFileSync(user, JSON.stringify(currentOwner()));
+      user = markUse(path.join(layer, 'users'), sb.id);
     } catch {
       return null; // evicted meanwhile
     }
@@ -83,7 +87,7 @@ export class WorkspaceLayers {
     try {
       await mkdir(tmp, { recursive: true });
       if (!(await sb.saveWorkspace(path.join(tmp, 'tree')))) return 'the workspace could not be copied';
-      const bytes = await sizeOf(path.join(tmp, 'tree'));
+      const bytes = await diskUsage(path.join(tmp, 'tree'));
       if (bytes > this.maxBytes) return `it is larger than the cache's cap (${this.maxBytes} bytes)`;
       const meta: LayerMeta = {
         version: 1,
@@ -112,7 +116,7 @@ export class WorkspaceLayers {
       const st = await stat(path.join(dir, 'layer.json')).catch(() => null);
       if (!st) continue;
       const meta = await readMeta(dir);
-      out.push({ name, dir, bytes: meta?.bytes ?? 0, lastUsed: st.mtime, meta, inUse: await inUse(dir) });
+      out.push({ name, dir, bytes: meta?.bytes ?? 0, lastUsed: st.mtime, meta, inUse: await inUse(path.join(dir, 'users')) });
     }
     return out.sort((a, b) => a.lastUsed.getTime() - b.lastUsed.getTime() || a.name.localeCompare(b.name));
   }
@@ -142,27 +146,6 @@ async function readMeta(layer: string): Promise<LayerMeta | null> {
   } catch {
     return null;
   }
-}
-
-/** Whether a live sandbox (of this or another harness) names itself a user; dead users are removed. */
-async function inUse(layer: string): Promise<boolean> {
-  const users = path.join(layer, 'users');
-  let used = false;
-  for (const name of await readdir(users).catch(() => [] as string[])) {
-    const file = path.join(users, name);
-    const owner = await readFile(file, 'utf8').then(
-      (t) => JSON.parse(t) as Owner,
-      () => null,
-    );
-    if (owner && liveness(owner) !== 'dead') used = true;
-    else await rm(file, { force: true });
-  }
-  return used;
-}
-
-async function sizeOf(dir: string): Promise<number> {
-  const r = await runTool('du', ['-sb', dir]);
-  return Number(r.stdout.split(/\s/)[0]) || 0;
 }
 
 /** Whether any file of the tree holds `text` (a venv's scripts name the workspace's path). */

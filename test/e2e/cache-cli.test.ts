@@ -1,9 +1,13 @@
+import { spawnSync } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
-import { runCli } from '../helpers/cli.js';
+import { openRepository } from '../../harness/fixtures/mirror.js';
+import { materialiseTree } from '../../harness/fixtures/tree-cache.js';
+import { REPO, runCli } from '../helpers/cli.js';
+import { makeGitRepo } from '../helpers/git-repos.js';
 import { makeProject } from '../helpers/project.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
@@ -85,6 +89,52 @@ describe('redgreen cache', () => {
     } finally {
       await project.cleanup();
     }
+  });
+
+  test("commits' trees and mirrors are listed and pruned; what a live process read stays", async () => {
+    const base = await tempDir();
+    const env = { XDG_CACHE_HOME: path.join(base, 'xdg') };
+    const cacheDir = path.join(env.XDG_CACHE_HOME, 'redgreen');
+    const repoDir = path.join(base, 'repo');
+    const [first, second] = await makeGitRepo(repoDir, [
+      { message: 'one', files: { 'a.txt': 'one\n' } },
+      { message: 'two', files: { 'a.txt': 'two\n', 'b.txt': 'b\n' } },
+    ]);
+    // This process reads the first commit's tree and the mirror of the repository's URL: in use.
+    const mirror = await openRepository(`file://${repoDir}`, { cacheDir });
+    await materialiseTree(mirror, first!, cacheDir);
+    // Another process read the second's, and is gone.
+    const other = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { materialiseTree } = await import(${JSON.stringify(path.join(REPO, 'dist/fixtures/tree-cache.js'))});
+         await materialiseTree({ ref: 'repo', gitDir: ${JSON.stringify(path.join(repoDir, '.git'))}, kind: 'local' }, ${JSON.stringify(second)}, ${JSON.stringify(cacheDir)});`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(other.status, other.stderr).toBe(0);
+
+    type Folder = Listed & { kind: string; inUse: boolean };
+    const listed = await runCli(['cache', 'list', '--json'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    const folders = (JSON.parse(listed.stdout) as { folders: Folder[] }).folders;
+    expect(folders.map((f) => [f.kind, f.key.slice(0, 40), f.inUse]).sort()).toEqual(
+      [
+        ['mirror', path.basename(mirror.gitDir).slice(0, 40), true],
+        ['tree', first, true],
+        ['tree', second, false],
+      ].sort(),
+    );
+    expect(folders.every((f) => f.bytes > 0)).toBe(true);
+    expect((await runCli(['cache', 'list'], { env })).stdout).toMatch(/3 tree\(s\) and mirror\(s\)/);
+
+    const pruned = await runCli(['cache', 'prune', '--all'], { env });
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.stdout).toContain(`removed tree ${second}`);
+    expect(pruned.stdout).toContain('1 removed');
+    expect((await readdir(path.join(cacheDir, 'trees'))).filter((n) => !n.startsWith('.'))).toEqual([first]);
   });
 
   test('bad sizes and combined modes are usage errors that say what to write', async () => {

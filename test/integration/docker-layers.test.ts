@@ -104,7 +104,7 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
         await first.destroy();
       }
       expect(events).toContainEqual(expect.objectContaining({ type: 'cache', hit: false, layer: true }));
-      const [layer] = (await listLayers(docker)).filter((l) => l.key === key);
+      const [layer] = (await listLayers(docker, cache.layers!.scope)).filter((l) => l.key === key);
       expect(layer).toMatchObject({ name: layerVolume(key), fixture: 'big' });
       expect(layer!.bytes).toBeGreaterThan(1200 * 2);
 
@@ -153,7 +153,7 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
           .catch(() => undefined);
     }
     expect(await sessionVolumes(docker, backend)).toEqual([]);
-    expect((await listLayers(docker)).filter((l) => l.key === key)).toEqual([]);
+    expect(await listLayers(docker, new SetupCache(cacheDir).layers!.scope)).toEqual([]);
   });
 
   test('the second selfcheck starts from the layer: no upload, no setup, the same verdicts', async () => {
@@ -162,9 +162,9 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
     project = await makeProject({
       big: { manifest: MANIFEST, files, oracle: await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }) },
     });
-    const cache = new SetupCache(cacheDir);
+    // The cache the CLI finds with XDG_CACHE_HOME=cacheDir.
+    const cache = SetupCache.under(path.join(cacheDir, 'redgreen'));
     const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-layers', ...(name === 'podman' ? { docker, name } : {}) }));
-    const before = new Set((await listLayers(docker)).map((l) => l.name));
     try {
       const outcome = (r: { byId: Record<string, { verdict: string; red: unknown; green: unknown }> }) =>
         JSON.parse(
@@ -182,20 +182,17 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
       expect(outcome(making)).toEqual(outcome(uncached));
       // `cache list` shows it beside the host's entries, as the engine's.
       const listed = await runCli(['cache', 'list', '--json'], { env: { XDG_CACHE_HOME: cacheDir } });
-      const made = (await listLayers(docker)).filter((l) => !before.has(l.name));
+      const made = await listLayers(docker, cache.layers!.scope);
       expect(made).toHaveLength(1);
       expect((JSON.parse(listed.stdout) as { layers: unknown[] }).layers).toContainEqual(
         expect.objectContaining({ kind: 'layer', key: made[0]!.key, fixture: 'big', engine: name, bytes: made[0]!.bytes }),
       );
     } finally {
       await backend.close();
-      for (const l of await listLayers(docker))
-        if (!before.has(l.name))
-          await docker
-            .getVolume(l.name)
-            .remove()
-            .catch(() => undefined);
+      // Layers of this test's own cache only: the engine's others are not this test's.
+      expect((await runCli(['cache', 'prune', '--all'], { env: { XDG_CACHE_HOME: cacheDir } })).code).toBe(0);
     }
+    expect(await listLayers(docker, cache.layers!.scope)).toEqual([]);
     expect(await sessionVolumes(docker, backend)).toEqual([]);
   });
 });

@@ -38,3 +38,9 @@ export function runTool(
     );
   });
 }
+
+/** Bytes a folder takes on disk (`du -sb`), 0 when it cannot be read. */
+export async function diskUsage(dir: string): Promise<number> {
+  const r = await runTool('du', ['-sb', dir]);
+  return Number(r.stdout.split(/\s/)[0]) || 0;
+}

@@ -18,6 +18,8 @@ import { runWithNetwork } from './network.js';
  */
 export const LAYER_LABEL = 'redgreen.layer';
 const BYTES_LABEL = 'redgreen.layer-bytes';
+/** The setup cache a layer belongs to (WorkspaceLayers.scope): its list, prune and eviction see only its own. */
+const SCOPE_LABEL = 'redgreen.layer-scope';
 
 export function layerVolume(key: string): string {
   return `redgreen-layer-${key}`;
@@ -39,13 +41,19 @@ mv -T "$t" /to/tree 2>/dev/null || rm -rf "$t"`;
 export async function saveLayer(
   docker: Docker,
   plan: SandboxPlan,
-  info: { key: string; fixture: string; bytes: number; maxBytes: number },
+  info: { key: string; fixture: string; bytes: number; maxBytes: number; scope: string },
 ): Promise<string | null> {
   const name = layerVolume(info.key);
   try {
     await docker.createVolume({
       Name: name,
-      Labels: { [LABEL.role]: 'layer', [LAYER_LABEL]: info.key, [BYTES_LABEL]: String(info.bytes), [LABEL.fixture]: info.fixture },
+      Labels: {
+        [LABEL.role]: 'layer',
+        [LAYER_LABEL]: info.key,
+        [BYTES_LABEL]: String(info.bytes),
+        [LABEL.fixture]: info.fixture,
+        [SCOPE_LABEL]: info.scope,
+      },
     });
   } catch (e) {
     return `the layer's volume could not be made: ${describeError(e)}`;
@@ -71,7 +79,7 @@ export async function saveLayer(
     await removeLayer(docker, name);
     return `copying the workspace into it failed: ${copied.stderr.trim() || `exit ${copied.exitCode}`}`;
   }
-  await evictLayers(docker, info.maxBytes, name);
+  await evictLayers(docker, info.scope, info.maxBytes, name);
   return null;
 }
 
@@ -94,9 +102,9 @@ export interface EngineLayer {
   createdAt: string;
 }
 
-/** Every layer volume on this engine, oldest first, with its size. */
-export async function listLayers(docker: Docker): Promise<EngineLayer[]> {
-  const volumes = (await docker.listVolumes({ filters: { label: [LAYER_LABEL] } })).Volumes ?? [];
+/** Every layer volume of a cache (`scope`) on this engine, oldest first, with its size. */
+export async function listLayers(docker: Docker, scope: string): Promise<EngineLayer[]> {
+  const volumes = (await docker.listVolumes({ filters: { label: [LAYER_LABEL, `${SCOPE_LABEL}=${scope}`] } })).Volumes ?? [];
   return volumes
     .map((v) => ({
       name: v.Name,
@@ -113,8 +121,8 @@ export async function listLayers(docker: Docker): Promise<EngineLayer[]> {
  * remove a layer a container mounts: it stays. Oldest means made first (a volume's labels cannot
  * record its last use).
  */
-export async function evictLayers(docker: Docker, maxBytes: number, keep?: string): Promise<EngineLayer[]> {
-  const layers = await listLayers(docker).catch(() => []);
+export async function evictLayers(docker: Docker, scope: string, maxBytes: number, keep?: string): Promise<EngineLayer[]> {
+  const layers = await listLayers(docker, scope).catch(() => []);
   let total = layers.reduce((n, l) => n + l.bytes, 0);
   const removed: EngineLayer[] = [];
   for (const l of layers) {
@@ -129,12 +137,13 @@ export async function evictLayers(docker: Docker, maxBytes: number, keep?: strin
 /** `redgreen cache prune` on an engine: every layer, down to a size, or those made some days ago (mounted ones stay). */
 export async function pruneLayers(
   docker: Docker,
+  scope: string,
   how: { all: true } | { maxBytes: number } | { olderThanDays: number },
 ): Promise<EngineLayer[]> {
-  if ('maxBytes' in how) return evictLayers(docker, how.maxBytes);
+  if ('maxBytes' in how) return evictLayers(docker, scope, how.maxBytes);
   const cutoff = 'olderThanDays' in how ? Date.now() - how.olderThanDays * 86_400_000 : Infinity;
   const removed: EngineLayer[] = [];
-  for (const l of await listLayers(docker))
+  for (const l of await listLayers(docker, scope))
     if (!(Date.parse(l.createdAt) >= cutoff) && (await removeLayer(docker, l.name))) removed.push(l);
   return removed;
 }

@@ -232,7 +232,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   /** Keeps the workspace (not one over a layer already) as the layer `key` on the engine (layers.ts). */
-  async saveLayer(key: string, info: { fixture: string; maxBytes: number }): Promise<string | null> {
+  async saveLayer(key: string, info: { fixture: string; maxBytes: number; scope: string }): Promise<string | null> {
     this.assertUsable();
     const c = this.c;
     if (c.plan.layer) return 'the workspace is already over a layer';
@@ -240,7 +240,7 @@ export class DockerSandbox implements Sandbox {
     const bytes = Number(/^\d+/.exec(du.stdout)?.[0] ?? NaN);
     if (du.exitCode !== 0 || !Number.isFinite(bytes)) return `its size could not be read: ${du.stderr.trim() || `exit ${du.exitCode}`}`;
     if (bytes > info.maxBytes) return `it is larger than the cache's cap (${info.maxBytes} bytes)`;
-    return saveLayer(this.deps.docker, c.plan, { key, fixture: info.fixture, bytes, maxBytes: info.maxBytes });
+    return saveLayer(this.deps.docker, c.plan, { ...info, key, bytes });
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
