@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { z } from 'zod';
 import { resolvePaths } from '../config/paths.js';
-import { discoverFixtures } from '../fixtures/load.js';
+import { scanFixtures } from '../fixtures/load.js';
 import type { Runner } from '../fixtures/manifest.js';
 import { BACKENDS } from '../sandbox/backends.js';
 import { PathOptionsSchema } from './options.js';
@@ -62,7 +62,8 @@ interface Finding {
  */
 export async function doctor(options: DoctorOptions): Promise<number> {
   const paths = resolvePaths(options);
-  const { fixtures } = await discoverFixtures(paths, []).catch(() => ({ fixtures: [] }));
+  // Manifests only: what runners the fixtures need, without checking out any tree by reference.
+  const { fixtures } = await scanFixtures(paths, []).catch(() => ({ fixtures: [] }));
   const byRunner = new Map<string, string[]>();
   for (const f of fixtures) byRunner.set(f.manifest.runner, [...(byRunner.get(f.manifest.runner) ?? []), f.id]);
 

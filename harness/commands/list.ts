@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { resolvePaths } from '../config/paths.js';
-import { selectFixtures } from '../fixtures/select.js';
+import { scanSelection } from '../fixtures/select.js';
 import { PathOptionsSchema } from './options.js';
 
 export const ListOptionsSchema = PathOptionsSchema.extend({
@@ -55,7 +55,8 @@ async function lastVerdicts(reportsDir: string): Promise<Map<string, NonNullable
 
 export async function listFixtures(options: ListOptions): Promise<ListedFixture[]> {
   const paths = resolvePaths(options);
-  const { discovery } = await selectFixtures(paths, { patterns: options.ids, tags: options.tag });
+  // Manifests only: listing a thousand fixtures by reference checks out none of their trees.
+  const { scan: discovery } = await scanSelection(paths, { patterns: options.ids, tags: options.tag });
   const last = await lastVerdicts(paths.reportsDir);
   const rows: ListedFixture[] = [
     ...discovery.fixtures.map((f) => ({

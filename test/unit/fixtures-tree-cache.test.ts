@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { openRepository, resolveCommit } from '../../harness/fixtures/mirror.js';
+import { scanSelection, selectFixtures } from '../../harness/fixtures/select.js';
 import { materialiseTree } from '../../harness/fixtures/tree-cache.js';
 import { makeGitRepo } from '../helpers/git-repos.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
@@ -39,8 +40,8 @@ describe('the tree cache', () => {
     expect(patched).not.toBe(a);
     expect(await readFile(path.join(patched, 'test_a.py'), 'utf8')).toBe('def test_a(): pass\ndef test_b(): pass\n');
     expect(await readFile(path.join(a, 'test_a.py'), 'utf8')).toBe('def test_a(): pass\n');
-    // Only finished trees are left: no temporary folder or index.
-    expect((await readdir(path.join(base, 'trees'))).sort()).toEqual([path.basename(a), path.basename(patched)].sort());
+    // Only finished trees are left (and the marks of who used them): no temporary folder or index.
+    expect((await readdir(path.join(base, 'trees'))).sort()).toEqual(['.users', path.basename(a), path.basename(patched)].sort());
     // The repository's own index and work tree are untouched.
     expect(await readFile(path.join(base, 'r', 'a.py'), 'utf8')).toBe('A = 2\n');
   });
@@ -91,6 +92,38 @@ describe('fixtures by reference', () => {
     );
     const [g] = (await discoverFixtures(roots)).fixtures;
     expect(await fingerprintFixture(g!)).not.toBe(before);
+  });
+
+  test('listing, tags and shards read manifests only: a shard checks out the trees of its own fixtures, no others', async () => {
+    const base = await temp();
+    const shas = await repo(path.join(base, 'r'));
+    const roots = await project(base, { repo: '../../r', commit: shas[0] });
+    // A second fixture by reference, at the other commit, and a third whose commit does not exist.
+    for (const [id, commit] of [
+      ['ref2', shas[1]],
+      ['ref3', 'abcdef1'],
+    ] as const) {
+      await mkdir(path.join(roots.fixturesDir, id), { recursive: true });
+      const manifest = JSON.parse(await readFile(path.join(roots.fixturesDir, 'ref', 'fixture.json'), 'utf8')) as Record<string, unknown>;
+      await writeFile(
+        path.join(roots.fixturesDir, id, 'fixture.json'),
+        JSON.stringify({ ...manifest, id, tags: [id], source: { repo: '../../r', commit } }),
+      );
+    }
+    const trees = async () =>
+      (await readdir(path.join(roots.cacheDir, 'trees')).catch(() => [] as string[])).filter((n) => !n.startsWith('.'));
+    const scanned = await scanSelection(roots, { patterns: [], tags: [] });
+    expect(scanned.scan.fixtures.map((f) => f.id)).toEqual(['ref', 'ref2', 'ref3']);
+    expect(await trees()).toEqual([]);
+    // Shard 2/2 holds ref2 alone (ids in order, every second one): only its tree is made.
+    const shard = await selectFixtures(roots, { patterns: [], tags: [], shard: { index: 2, count: 2 } });
+    expect(shard.discovery.fixtures.map((f) => f.id)).toEqual(['ref2']);
+    expect(await trees()).toEqual([shas[1]]);
+    // A tag picks ref3, whose commit is missing: broken, with the field named, and nothing else made.
+    const tagged = await selectFixtures(roots, { patterns: [], tags: ['ref3'] });
+    expect(tagged.discovery.fixtures).toEqual([]);
+    expect(tagged.discovery.broken.map((b) => [b.id, b.error.code])).toEqual([['ref3', 'COMMIT_NOT_FOUND']]);
+    expect(await trees()).toEqual([shas[1]]);
   });
 
   test('a missing repository or commit makes a broken fixture naming the field, not a crash', async () => {
