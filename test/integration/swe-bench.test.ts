@@ -153,7 +153,7 @@ describe('Harbor tasks', () => {
     expect(r.code, r.stderr).toBe(0);
     const task = path.join(out, 'acme__textkit-12');
     expect(await readFile(path.join(task, 'task.toml'), 'utf8')).toMatch(
-      /^version = "1\.0"\n\n\[metadata\]\n[^]*\[verifier\]\ntimeout_sec = 420\n/,
+      /^schema_version = "1\.3"\n\n\[task\]\nname = "redgreen\/acme__textkit-12"\n[^]*\[metadata\]\n[^]*\[verifier\]\ntimeout_sec = 420\n/,
     );
     expect(await readFile(path.join(task, 'instruction.md'), 'utf8')).toMatch(/^slugify\(\) leaves double dashes\n/);
     expect(await readFile(path.join(task, 'environment', 'Dockerfile'), 'utf8')).toMatch(

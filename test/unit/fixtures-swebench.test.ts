@@ -82,14 +82,15 @@ describe('repositories and specs', () => {
 
 test('task.toml holds its tables in TOML', () => {
   const task = HarborTaskSchema.parse({
-    version: '1.0',
+    schema_version: '1.3',
+    task: { name: 'redgreen/x', description: 'A bug', keywords: ['redgreen', 'pytest'] },
     metadata: { author_name: 'redgreen', category: 'debugging', tags: ['redgreen', 'pytest'], redgreen_fixture: 'x', runner: 'pytest' },
     verifier: { timeout_sec: 180 },
     agent: { timeout_sec: 1800 },
     environment: { build_timeout_sec: 600, cpus: 2, memory_mb: 4096, storage_mb: 10240 },
   });
   expect(taskToml(task)).toBe(
-    'version = "1.0"\n\n[metadata]\nauthor_name = "redgreen"\ncategory = "debugging"\ntags = ["redgreen", "pytest"]\nredgreen_fixture = "x"\nrunner = "pytest"\n\n' +
+    'schema_version = "1.3"\n\n[task]\nname = "redgreen/x"\ndescription = "A bug"\nkeywords = ["redgreen", "pytest"]\n\n[metadata]\nauthor_name = "redgreen"\ncategory = "debugging"\ntags = ["redgreen", "pytest"]\nredgreen_fixture = "x"\nrunner = "pytest"\n\n' +
       '[verifier]\ntimeout_sec = 180\n\n[agent]\ntimeout_sec = 1800\n\n[environment]\nbuild_timeout_sec = 600\ncpus = 2\nmemory_mb = 4096\nstorage_mb = 10240\n',
   );
 });
