@@ -1,4 +1,5 @@
 import { parseTap } from './tap.js';
+import { tapeNamesSource } from './tape-names.js';
 import { countTests, type ParseInput, type RunnerAdapter, type TestCase, type TestReport } from './types.js';
 
 /** Paths inside the workspace made relative (a crash names its file): ids must not change with the workspace. */
@@ -24,14 +25,22 @@ export function tapReport(input: ParseInput, producer: string, rename: (t: TestC
 
 /**
  * For tape and any other TAP producer: the command prints TAP on stdout (`npx tape 'test/*.js'`,
- * `node --test --test-reporter=tap`, `npx tap --reporter=tap`). TAP names no files, so ids are the
- * test names (tape: the `# name` of each test; others: the path of subtest names, `outer > inner`).
+ * `node --test --test-reporter=tap`, `npx tap --reporter=tap`). TAP names no files: tape's tests
+ * get theirs from a preloaded module (tape-names.ts), `test/a.js::name` and
+ * `test/a.js::name > subtest`; other producers' ids are the path of subtest names, `outer > inner`.
  */
 export const tapAdapter: RunnerAdapter = {
   runner: 'tap',
   infrastructure: ['package.json', '.taprc', '.npmrc'],
   prepare(ctx) {
-    return { command: ctx.command, env: {} };
+    const names = `${ctx.scratchDir}/redgreen-tape-names.cjs`;
+    // NODE_OPTIONS reaches the node process that runs tape whatever starts it (npx tape, npm test).
+    const ours = `--require=${names}`;
+    return {
+      command: ctx.command,
+      env: { NODE_OPTIONS: ctx.env.NODE_OPTIONS ? `${ctx.env.NODE_OPTIONS} ${ours}` : ours },
+      files: [{ path: names, content: tapeNamesSource() }],
+    };
   },
   parse(input) {
     return tapReport(input, 'the test command');

@@ -708,7 +708,7 @@ run_adapter() { # run_adapter <runner> <out-dir> <project-dir> <command>: as the
     node --input-type=module -e "
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import ts from '$REPO/node_modules/typescript/lib/typescript.js';
-for (const f of ['types', 'append-args', 'jest-json', 'jest', 'mocha', 'mocha-reporter', 'load-error', 'tap', 'tap-runner', 'ava', 'ava-reporter', 'uvu', 'uvu-reporter']) {
+for (const f of ['types', 'append-args', 'jest-json', 'jest', 'mocha', 'mocha-reporter', 'load-error', 'tap', 'tap-runner', 'tape-names', 'ava', 'ava-reporter', 'uvu', 'uvu-reporter']) {
   const src = readFileSync('$REPO/harness/results/' + f + '.ts', 'utf8');
   const out = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
   writeFileSync('$dir/' + f + '.js', out.outputText);
@@ -933,6 +933,11 @@ test('b works', (t) => {
   t.deepEqual({ a: 1 }, { a: 1 });
   t.end();
 });
+// The name of a test in a.js: the file keeps them apart.
+test('adds', (t) => {
+  t.equal(1 + 1, 2);
+  t.end();
+});
 EOF
 # The last file throws outside an assertion: tape dies there, the stream has no plan.
 cat >"$T/test/z.js" <<'EOF'
@@ -944,6 +949,7 @@ test('throws', () => {
 test('never runs', (t) => t.end());
 EOF
 run_adapter tap "$DATA/tap-tape" "$T" "npx tape 'test/*.js'"
+sha256sum "$REPO/harness/results/tape-names.ts" | cut -d' ' -f1 >"$DATA/tap-tape/names.sha256"
 # Node's own TAP reporter: points are tests, subtests indented, a failing hook on the suite.
 TN="$WORK/tap-node"; js_project "$TN"; mkdir -p "$TN/test"
 cat >"$TN/test/cart.test.js" <<'EOF'

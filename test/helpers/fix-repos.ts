@@ -133,8 +133,8 @@ export const JS_REPOS: RunnerRepo[] = [
     file: 'test/clamp.test.js',
     test: (c) => `const test = require('tape');\nconst { clamp } = require('../src/clamp');\n\n${c}\n`,
     kase: (n, call, want) => `test('${n}', (t) => {\n  t.equal(${call}, ${want});\n  t.end();\n});`,
-    failToPass: ['lowers values above'],
-    passToPass: ['keeps values inside', 'raises values below'],
+    failToPass: ['test/clamp.test.js::lowers values above'],
+    passToPass: ['test/clamp.test.js::keeps values inside', 'test/clamp.test.js::raises values below'],
   }),
   ((): RunnerRepo => {
     // node:test needs no package: no dependencies, so no setup and no network.

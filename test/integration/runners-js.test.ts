@@ -100,11 +100,12 @@ describe('npm runners end to end', () => {
     ]);
     // The test the hook stopped is missing from RED (so failing) and passes in GREEN.
     expect(byId.mocha_hook!.observed).toEqual({ failToPass: ['test/calc.test.js::calc > adds'], passToPass: ['test/calc.test.js::zero'] });
+    // tape names no files in its TAP: the preloaded module puts each test's file in its name.
     expect(byId.tape_crash!.red!.tests.map((t) => [t.id, t.status])).toEqual([
-      ['zero', 'passed'],
-      ['adds', 'error'],
+      ['test/calc.test.js::zero', 'passed'],
+      ['test/calc.test.js::adds', 'error'],
     ]);
-    expect(byId.tape_crash!.observed).toEqual({ failToPass: ['adds'], passToPass: ['zero'] });
+    expect(byId.tape_crash!.observed).toEqual({ failToPass: ['test/calc.test.js::adds'], passToPass: ['test/calc.test.js::zero'] });
     expect(byId.jest_plain!.observed).toEqual({
       failToPass: ['test/calc.test.js::add > adds'],
       passToPass: ['test/calc.test.js::add > zero'],

@@ -1,35 +1,51 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseTap } from '../../harness/results/tap.js';
 import { tapAdapter } from '../../harness/results/tap-runner.js';
-import { capturedInput, statuses } from '../helpers/captured.js';
+import { tapeNamesSource } from '../../harness/results/tape-names.js';
+import { captured, capturedInput, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh: tape and node's TAP reporter, as the tap adapter runs them.
 describe('tap adapter: tape and other TAP producers', () => {
-  it('runs the command as it is: its TAP on stdout is the report', () => {
-    expect(tapAdapter.prepare({ command: "npx tape 'test/*.js'", workdir: '/w', scratchDir: '/s', env: {} })).toEqual({
+  it('captured its data with the current tape module (rerun the capture script if not)', async () => {
+    const source = await readFile(new URL('../../harness/results/tape-names.ts', import.meta.url));
+    expect((await captured('tap-tape/names.sha256')).trim()).toBe(createHash('sha256').update(source).digest('hex'));
+  });
+
+  it('runs the command as it is, its module that names files preloaded through NODE_OPTIONS after the user options', () => {
+    const p = tapAdapter.prepare({
       command: "npx tape 'test/*.js'",
-      env: {},
+      workdir: '/w',
+      scratchDir: '/s',
+      env: { NODE_OPTIONS: '--max-old-space-size=512' },
+    });
+    expect(p).toEqual({
+      command: "npx tape 'test/*.js'",
+      env: { NODE_OPTIONS: '--max-old-space-size=512 --require=/s/redgreen-tape-names.cjs' },
+      files: [{ path: '/s/redgreen-tape-names.cjs', content: tapeNamesSource() }],
     });
   });
 
-  it('tape: a test is a `# name` group of assertions; the test the run died in is an error', async () => {
+  it('tape: a test is a `# file::name` group of assertions; the test the run died in is an error', async () => {
     const report = tapAdapter.parse(await capturedInput('tap-tape', '/WORK/tape'));
     expect(report.source).toBe('tap');
     expect(statuses(report.tests)).toEqual({
-      adds: 'failed',
-      nested: 'passed',
-      inner: 'passed', // t.test: tape prints subtests flat
-      skipped: 'skipped',
-      todo: 'skipped', // a todo's failing assertion is not a failure
-      'doubles 1': 'passed',
-      'doubles 2': 'failed',
-      'doubles 1 [2]': 'failed',
-      'b works': 'passed',
-      throws: 'error',
+      'test/a.js::adds': 'failed',
+      'test/a.js::nested': 'passed',
+      'test/a.js::nested > inner': 'passed', // t.test: tape prints subtests flat, named after their parent
+      'test/a.js::skipped': 'skipped',
+      'test/a.js::todo': 'skipped', // a todo's failing assertion is not a failure
+      'test/a.js::doubles 1': 'passed',
+      'test/a.js::doubles 2': 'failed',
+      'test/a.js::doubles 1 [2]': 'failed',
+      'test/b.js::b works': 'passed',
+      'test/b.js::adds': 'passed', // the name of a test in a.js: the file keeps them apart
+      'test/z.js::throws': 'error',
     });
     const byId = new Map(report.tests.map((t) => [t.id, t.message]));
-    expect(byId.get('adds')!.split('\n').slice(0, 4)).toEqual(['two plus two', 'operator: equal', 'expected: 5', 'actual:   4']);
-    expect(byId.get('throws')).toBe('the TAP stream ended inside this test (the run crashed or was killed)');
+    expect(byId.get('test/a.js::adds')!.split('\n').slice(0, 4)).toEqual(['two plus two', 'operator: equal', 'expected: 5', 'actual:   4']);
+    expect(byId.get('test/z.js::throws')).toBe('the TAP stream ended inside this test (the run crashed or was killed)');
   });
 
   it("node's TAP reporter: subtests by their path; a file that failed is named relative to the workspace", async () => {

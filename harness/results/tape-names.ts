@@ -1,0 +1,62 @@
+/**
+ * Source of a module preloaded into the test command's node processes (`--require` through
+ * NODE_OPTIONS) that puts each tape test's file into its name, since TAP names no files: a test
+ * `adds` in test/a.js prints as `# test/a.js::adds`, a subtest `inner` of it as
+ * `# test/a.js::adds > inner`, so two files' tests of the same name stay apart. It waits for tape
+ * itself to load its Test class (tape/index.js requiring ./lib/test) and hands it a subclass that
+ * names each top-level test after the file whose call made it (the first frame of the stack
+ * outside tape); any other process (npx, a TAP producer that is not tape) is left as it is.
+ */
+export function tapeNamesSource(): string {
+  return `'use strict';
+const Module = require('node:module');
+const path = require('node:path');
+const { fileURLToPath } = require('node:url');
+const TAPE_INDEX = /[\\\\/]tape[\\\\/]index\\.js$/;
+const TAPE_OR_US = /[\\\\/]node_modules[\\\\/]tape[\\\\/]|redgreen-tape-names|^node:|^internal[\\\\/]/;
+
+function callerFile() {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 60;
+  const stack = String(new Error().stack);
+  Error.stackTraceLimit = limit;
+  for (const line of stack.split('\\n').slice(1)) {
+    const m = /((?:file:\\/\\/)?\\/[^()]+?):\\d+:\\d+\\)?$/.exec(line.trim());
+    if (!m || TAPE_OR_US.test(m[1])) continue;
+    const file = m[1].startsWith('file://') ? fileURLToPath(m[1]) : m[1];
+    return path.relative(process.cwd(), file).split(path.sep).join('/');
+  }
+  return null;
+}
+
+function nameSubtests(t) {
+  t.on('test', (st) => {
+    st.name = t.name + ' > ' + st.name;
+    nameSubtests(st);
+  });
+}
+
+function qualified(Tape) {
+  function Test(name, opts, cb) {
+    if (!(this instanceof Test)) return new Test(name, opts, cb);
+    Tape.call(this, name, opts, cb);
+    const file = callerFile();
+    if (file) this.name = file + '::' + this.name;
+    nameSubtests(this);
+  }
+  Test.prototype = Tape.prototype;
+  Object.assign(Test, Tape);
+  return Test;
+}
+
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  const loaded = load.apply(this, arguments);
+  if (request === './lib/test' && parent && TAPE_INDEX.test(parent.filename || '') && typeof loaded === 'function') {
+    Module._load = load;
+    return qualified(loaded);
+  }
+  return loaded;
+};
+`;
+}
