@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { suiteSandbox } from '../helpers/suite-sandbox.js';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { HostServer, HostServers } from '../../harness/sandbox/host/server.js';
+import { commandLine, servedEnvScript, type ServedEnv } from '../../harness/sandbox/host/server-process.js';
 import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
 import { REPO } from '../helpers/cli.js';
 import { descendantsLeftBy, isRunning, processesWith, uniqueSleep } from '../helpers/procs.js';
@@ -26,12 +28,45 @@ function groupOf(pgid: number): number[] {
   return found;
 }
 
+describe("a server's request line", () => {
+  test("over the sandbox's file of variables, a command gets exactly its own: changed, added, dropped, quoted", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rg-served-env-'));
+    try {
+      const vars = { PATH: '/usr/bin:/bin', A: '1', B: "it's", KEEP: 'same', MULTI: 'a\nb', NL: 'not a newline' };
+      const base: ServedEnv = { file: path.join(dir, 'env.sh'), vars };
+      writeFileSync(base.file, servedEnvScript(base.vars));
+      const env = { PATH: '/usr/bin:/bin', A: '2', C: 'x y\nz', KEEP: 'same', MULTI: 'a\nb', NL: 'not a newline' };
+      const line = commandLine({ argv: ['env'], env, cwd: dir, base });
+      // Only what differs travels in the line: not PATH, not KEEP.
+      expect(line).not.toContain('KEEP');
+      expect(line).not.toContain('/usr/bin:/bin');
+      // As the servers evaluate it: their NL holds a newline.
+      const r = spawnSync('/bin/sh', ['-c', `NL='\n'\n${line}`], { env: { PWD: '/', OLDPWD: '/tmp', PATH: '/bin' }, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      const seen = Object.fromEntries(
+        r.stdout.split(/\n(?=[A-Z]+=)/).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).replace(/\n$/, '')]),
+      );
+      expect(seen).toEqual(env);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 // The local backend's commands go through host command servers (one sh loop per command running
 // at once, shared by every sandbox): these are what sharing one brings that the conformance suite
 // does not look at.
 describe('local command servers', () => {
   const backend = new LocalBackend();
   const sb = suiteSandbox(backend, 'host-server');
+
+  test("a command that removes its sandbox's file of variables does not change the next one's environment", async () => {
+    // Each command's own marker aside, the same variables.
+    const env = async () => (await sb().exec('env | grep -v ^REDGREEN_EXEC= | sort')).stdout;
+    const before = await env();
+    expect((await sb().exec('rm "$REDGREEN_WORKSPACE/../env.sh" && echo removed')).stdout).toBe('removed\n');
+    expect(await env()).toBe(before);
+  });
 
   test('what a command leaves with a cleared environment in the group it shares with the server is killed', async () => {
     const t = uniqueSleep();

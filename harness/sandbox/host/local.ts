@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
@@ -7,6 +8,7 @@ import { HostFiles } from './files.js';
 import { HostRoots } from './roots.js';
 import { HostSandbox } from './sandbox.js';
 import { HostServers } from './server.js';
+import { servedEnvScript, type ServedEnv } from './server-process.js';
 import { writeOwner } from './gc.js';
 import { MARKER_VAR } from '../core/kill-script.js';
 import { resolveInside } from '../core/paths.js';
@@ -84,6 +86,21 @@ class LocalSandbox extends HostSandbox {
     });
   }
 
+  /**
+   * This sandbox's variables as a file its commands' lines source (server-process.ts), written at
+   * its first command, and again if a command removed it (a command can reach its sandbox's root).
+   */
+  private servedEnv(): ServedEnv {
+    if (!this.served || !existsSync(this.served.file)) {
+      const file = path.join(this.root, 'env.sh');
+      writeFileSync(file, servedEnvScript(this.env));
+      this.served = { file, vars: this.env };
+    }
+    return this.served;
+  }
+
+  private served?: ServedEnv;
+
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     const cwd = options.cwd ? await resolveInside([this.workdir, this.scratchDir], options.cwd, this.workdir) : this.workdir;
@@ -95,6 +112,6 @@ class LocalSandbox extends HostSandbox {
     if (!server) return this.run(file, args, cwd, env, options);
     if (!this.alive) server.release();
     this.assertAlive();
-    return this.serve(server, argv, cwd, env, options);
+    return this.serve(server, argv, cwd, env, options, this.servedEnv());
   }
 }

@@ -8,6 +8,7 @@ import { killTree } from './kill.js';
 import { PidWindow } from './pid-clock.js';
 import { runProcess } from './process.js';
 import type { HostServer } from './server.js';
+import type { ServedEnv } from './server-process.js';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -95,10 +96,11 @@ export abstract class HostSandbox implements Sandbox {
     cwd: string,
     env: Record<string, string>,
     options: ExecOptions,
+    base?: ServedEnv,
   ): Promise<ExecResult> {
     const { marker, window, marked } = this.mark(env);
     const kill = () => killTree(undefined, marker, window, server.pgid);
-    const req = { argv, cwd, env: marked, ...commandOptions(options) };
+    const req = { argv, cwd, env: marked, ...commandOptions(options), ...(base ? { base } : {}) };
     try {
       return (await this.track(server.run(req, kill), kill)).result;
     } finally {

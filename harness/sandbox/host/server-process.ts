@@ -59,15 +59,40 @@ export function spawnServer(
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
+ * A sandbox's own variables, written once as a file of exports that each of its commands' lines
+ * sources: a server's shell reads its request line a byte at a time (dash's `read` on a pipe), so
+ * a line that names only what differs is shorter by the whole environment (about 1 KB a command).
+ */
+export interface ServedEnv {
+  file: string;
+  vars: Record<string, string>;
+}
+
+/**
+ * Whether a variable goes in the file: a name the shell can export, and not the servers' own NL
+ * (the request line's words spell a newline "$NL": sourced, it would change what they expand to).
+ */
+const inFile = (name: string) => NAME.test(name) && name !== 'NL';
+
+/** The file of a ServedEnv: one export of the variables it holds, quoted as in a file (newlines as they are). */
+export function servedEnvScript(vars: Record<string, string>): string {
+  const words = Object.entries(vars)
+    .filter(([k]) => inFile(k))
+    .map(([k, v]) => `'${`${k}=${v}`.replace(/'/g, `'\\''`)}'`);
+  return words.length ? `export ${words.join(' ')}\n` : '';
+}
+
+/**
  * The shell line of a request, for a server's subshell to eval: into the folder, exactly the
  * command's variables (a server passes on none of its own: its PATH and the shell's PWD and
- * OLDPWD go), then exec; every value single-quoted. A command without PATH, or with a variable
+ * OLDPWD go), then exec; every value single-quoted. With a `base`, its file is sourced and the
+ * line names only the variables that differ from it. A command without PATH, or with a variable
  * whose name the shell cannot export, goes through `env -i`, and so does a program whose name
  * holds "=" (through sh's exec: env would take it for a variable). The harness's own commands
  * (`internal`) run as they are, in the server's environment and folder; a script of its own
  * (`/bin/sh -c <script>`) is evaluated by the subshell itself.
  */
-export function commandLine(req: Pick<CommandRequest, 'argv' | 'env' | 'cwd' | 'internal'>): string {
+export function commandLine(req: Pick<CommandRequest, 'argv' | 'env' | 'cwd' | 'internal'> & { base?: ServedEnv }): string {
   const argv = req.argv.map(shellWord).join(' ');
   if (req.internal) {
     // A script of the harness's own runs in the subshell itself: no shell started for it.
@@ -81,6 +106,11 @@ export function commandLine(req: Pick<CommandRequest, 'argv' | 'env' | 'cwd' | '
     const program = req.argv[0]?.includes('=') ? `/bin/sh -c 'exec "$@"' sh ${argv}` : argv;
     return `${cd} && exec env -i ${vars.map(([k, v]) => shellWord(`${k}=${v}`)).join(' ')} ${program}`;
   }
-  const exported = vars.length ? ` && export ${vars.map(([k, v]) => shellWord(`${k}=${v}`)).join(' ')}` : '';
-  return `${cd} && unset PATH PWD OLDPWD${exported} && exec ${argv}`;
+  const base = req.base;
+  const changed = base ? vars.filter(([k, v]) => !inFile(k) || base.vars[k] !== v) : vars;
+  const dropped = base ? Object.keys(base.vars).filter((k) => inFile(k) && !(k in req.env)) : [];
+  const sourced = base ? ` && . ${shellWord(base.file)}` : '';
+  const unset = dropped.length ? ` && unset ${dropped.join(' ')}` : '';
+  const exported = changed.length ? ` && export ${changed.map(([k, v]) => shellWord(`${k}=${v}`)).join(' ')}` : '';
+  return `${cd} && unset PATH PWD OLDPWD${sourced}${unset}${exported} && exec ${argv}`;
 }
