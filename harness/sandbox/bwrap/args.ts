@@ -78,7 +78,12 @@ export interface BwrapArgsInput {
   resolvConfHost?: string;
   /** For a command server: the fd bwrap reads the server's shell from (SERVER_SHELL). */
   serverShellFd?: number;
+  /** For a command server: the host file of the sandbox's variables its commands source, bound read-only at SERVED_ENV. */
+  servedEnvHost?: string;
 }
+
+/** Where a command server's file of variables is inside the namespace (host/server-process.ts: ServedEnv). */
+export const SERVED_ENV = '/.redgreen-env';
 
 /**
  * What runs as the namespace's init: a shell that runs the command as an ordinary foreground child
@@ -122,6 +127,7 @@ export function bwrapArgs(i: BwrapArgsInput): string[] {
   if (i.network && i.cacheHost) a.push('--bind', i.cacheHost, BWRAP_CACHE);
   // Execute-only, so the server started from it is not dumpable (server.ts).
   if (i.serverShellFd !== undefined) a.push('--perms', '0111', '--ro-bind-data', String(i.serverShellFd), SERVER_SHELL);
+  if (i.servedEnvHost) a.push('--ro-bind', i.servedEnvHost, SERVED_ENV);
   // The namespace's own root and /dev (tmpfs bwrap made to hold the mounts) take no writes: only
   // the bound folders, /dev/shm and /dev/mqueue do, so nothing else of a command outlives it.
   a.push('--remount-ro', '/dev', '--remount-ro', '/');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -14,6 +14,7 @@ import {
   bwrapArgv,
   detectRuntimeRoots,
   type BwrapHost,
+  SERVED_ENV,
 } from './args.js';
 import { DEFAULT_LIMITS, limitHit, MIB, SIGXFSZ_EXIT, type LimitHit } from '../core/limits.js';
 import { isFull, mountSizeLimit, unmountSizeLimit } from '../host/disk-limit.js';
@@ -26,7 +27,7 @@ import { commandOptions, HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/gc.js';
 import { UserNet } from './user-net.js';
 import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf, SHELL_FD } from './server.js';
-import { PIPED } from '../host/server-process.js';
+import { PIPED, SERVED_ENV_FILE, servedEnvScript } from '../host/server-process.js';
 import { cleanNamespace, endKept, type Kept } from './kept.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
@@ -213,6 +214,10 @@ class BwrapSandbox extends HostSandbox {
   }
 
   private async startServer(): Promise<BwrapServer | null> {
+    // The sandbox's variables, once, for the server's commands to source: a request line then
+    // names only what differs (host/server-process.ts). Beside the root's folders, out of reach.
+    const servedEnvHost = path.join(this.root, SERVED_ENV_FILE);
+    await writeFile(servedEnvHost, servedEnvScript(this.env));
     const [file, ...args] = this.launch(
       [
         '--info-fd',
@@ -223,12 +228,15 @@ class BwrapSandbox extends HostSandbox {
           env: { PATH: this.env.PATH ?? '/usr/bin:/bin' },
           network: false,
           serverShellFd: SHELL_FD,
+          servedEnvHost,
         }),
       ],
       BWRAP_SERVER_ARGV,
       { server: true },
     );
-    return BwrapServer.start(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
+    const server = await BwrapServer.start(file!, args, this.root, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
+    if (server) server.served = { file: SERVED_ENV, vars: this.env };
+    return server;
   }
 
   /** The server, claimed, when it can take a command now; a dead one is replaced first. Null: the command gets a bwrap of its own. */
@@ -251,7 +259,7 @@ class BwrapSandbox extends HostSandbox {
     options: ExecOptions,
   ): Promise<ExecResult> {
     const argv = typeof command === 'string' ? ['/bin/sh', '-c', command] : command;
-    const req = { argv, env, cwd, ...commandOptions(options) };
+    const req = { argv, env, cwd, ...commandOptions(options), ...(server.served ? { base: server.served } : {}) };
     const out = await this.track(server.run(req), () => server.kill());
     // Something it could not kill: that namespace goes, and the next command gets a new one.
     if (out.state !== 'ok') await server.kill();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { CommandRequest, CommandServer, ServerOutcome } from '../core/command-server.js';
 import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { signal } from '../host/kill.js';
-import { commandLine, SIDE_FD, spawnServer } from '../host/server-process.js';
+import { commandLine, SIDE_FD, spawnServer, type ServedEnv } from '../host/server-process.js';
 import { SERVER_SHELL } from './args.js';
 
 /**
@@ -86,6 +86,9 @@ export const INFO_FD = SIDE_FD;
 export class BwrapServer {
   /** The namespace's init (the server), as bwrap reports it on INFO_FD. */
   private init: number | null = null;
+
+  /** The variables in the file its commands' lines source (set by its sandbox; a kept server keeps them). */
+  served?: ServedEnv;
 
   private constructor(
     private readonly pid: number,

@@ -8,7 +8,7 @@ import { HostFiles } from './files.js';
 import { HostRoots } from './roots.js';
 import { HostSandbox } from './sandbox.js';
 import { HostServers } from './server.js';
-import { servedEnvScript, type ServedEnv } from './server-process.js';
+import { SERVED_ENV_FILE, servedEnvScript, type ServedEnv } from './server-process.js';
 import { writeOwner } from './gc.js';
 import { MARKER_VAR } from '../core/kill-script.js';
 import { resolveInside } from '../core/paths.js';
@@ -92,7 +92,7 @@ class LocalSandbox extends HostSandbox {
    */
   private servedEnv(): ServedEnv {
     if (!this.served || !existsSync(this.served.file)) {
-      const file = path.join(this.root, 'env.sh');
+      const file = path.join(this.root, SERVED_ENV_FILE);
       writeFileSync(file, servedEnvScript(this.env));
       this.served = { file, vars: this.env };
     }

@@ -1,6 +1,7 @@
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { SERVED_ENV_FILE } from './server-process.js';
 
 /** The folders of a host sandbox, inside its root. */
 export const SANDBOX_DIRS = ['workspace', 'scratch', 'home', 'tmp'] as const;
@@ -93,7 +94,8 @@ export class HostRoots {
 function empty(root: string): boolean {
   try {
     for (const name of readdirSync(root)) {
-      if (name === 'owner.json') continue;
+      // The owner, and the file of variables a kept bwrap server has bound (rewritten by each sandbox that needs it).
+      if (name === 'owner.json' || name === SERVED_ENV_FILE) continue;
       const p = path.join(root, name);
       if (!(SANDBOX_DIRS as readonly string[]).includes(name)) {
         rmSync(p, { recursive: true, force: true });

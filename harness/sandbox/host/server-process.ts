@@ -63,6 +63,9 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * sources: a server's shell reads its request line a byte at a time (dash's `read` on a pipe), so
  * a line that names only what differs is shorter by the whole environment (about 1 KB a command).
  */
+/** The file's name in a sandbox's root folder (kept there when the folder is reused: roots.ts). */
+export const SERVED_ENV_FILE = 'env.sh';
+
 export interface ServedEnv {
   file: string;
   vars: Record<string, string>;
