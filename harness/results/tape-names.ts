@@ -1,3 +1,5 @@
+import { callerFileSource } from './caller-file.js';
+
 /**
  * Source of a module preloaded into the test command's node processes (`--require` through
  * NODE_OPTIONS) that puts each tape test's file into its name, since TAP names no files: a test
@@ -13,21 +15,8 @@ const Module = require('node:module');
 const path = require('node:path');
 const { fileURLToPath } = require('node:url');
 const TAPE_INDEX = /[\\\\/]tape[\\\\/]index\\.js$/;
-const TAPE_OR_US = /[\\\\/]node_modules[\\\\/]tape[\\\\/]|redgreen-tape-names|^node:|^internal[\\\\/]/;
 
-function callerFile() {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 60;
-  const stack = String(new Error().stack);
-  Error.stackTraceLimit = limit;
-  for (const line of stack.split('\\n').slice(1)) {
-    const m = /((?:file:\\/\\/)?\\/[^()]+?):\\d+:\\d+\\)?$/.exec(line.trim());
-    if (!m || TAPE_OR_US.test(m[1])) continue;
-    const file = m[1].startsWith('file://') ? fileURLToPath(m[1]) : m[1];
-    return path.relative(process.cwd(), file).split(path.sep).join('/');
-  }
-  return null;
-}
+${callerFileSource('tape')}
 
 function nameSubtests(t) {
   t.on('test', (st) => {
@@ -41,7 +30,7 @@ function qualified(Tape) {
     if (!(this instanceof Test)) return new Test(name, opts, cb);
     Tape.call(this, name, opts, cb);
     const file = callerFile();
-    if (file) this.name = file + '::' + this.name;
+    if (file) this.name = path.relative(process.cwd(), file).split(path.sep).join('/') + '::' + this.name;
     nameSubtests(this);
   }
   Test.prototype = Tape.prototype;

@@ -1,3 +1,5 @@
+import { callerFileSource } from './caller-file.js';
+
 /** The type of the line the uvu reporter writes once uvu has run its suites. */
 export const UVU_REPORT_END = 'redgreen:end';
 
@@ -21,20 +23,7 @@ const REPORT = ${JSON.stringify(reportFile)};
 const ANSI = /\\u001b\\[[0-9;]*m/g;
 const emit = (o) => fs.appendFileSync(REPORT, JSON.stringify(o) + '\\n');
 
-function callerFile() {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 60;
-  const stack = String(new Error().stack);
-  Error.stackTraceLimit = limit;
-  for (const line of stack.split('\\n').slice(1)) {
-    const m = /((?:file:\\/\\/)?\\/[^()]+?):\\d+:\\d+\\)?$/.exec(line.trim());
-    if (!m) continue;
-    const file = m[1].startsWith('file://') ? fileURLToPath(m[1]) : m[1];
-    if (file === __filename || /[\\\\/]node_modules[\\\\/]uvu[\\\\/]/.test(file)) continue;
-    return file;
-  }
-  return null;
-}
+${callerFileSource('uvu')}
 
 let run = null; // the suite run in progress: { file, suite, started, results, failures }
 let test = null; // the test in progress

@@ -708,7 +708,7 @@ run_adapter() { # run_adapter <runner> <out-dir> <project-dir> <command>: as the
     node --input-type=module -e "
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import ts from '$REPO/node_modules/typescript/lib/typescript.js';
-for (const f of ['types', 'append-args', 'jest-json', 'jest', 'mocha', 'mocha-reporter', 'load-error', 'tap', 'tap-runner', 'tape-names', 'ava', 'ava-reporter', 'uvu', 'uvu-reporter']) {
+for (const f of ['types', 'append-args', 'jest-json', 'jest', 'mocha', 'mocha-reporter', 'load-error', 'tap', 'tap-runner', 'caller-file', 'tape-names', 'ava', 'ava-reporter', 'uvu', 'uvu-reporter']) {
   const src = readFileSync('$REPO/harness/results/' + f + '.ts', 'utf8');
   const out = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
   writeFileSync('$dir/' + f + '.js', out.outputText);

@@ -6,7 +6,6 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
-import type { FixtureContext } from '../../harness/pipeline/context.js';
 import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import { FIXTURE_META_FILES } from '../../harness/pipeline/patch-phase.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
@@ -17,9 +16,9 @@ import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { LABEL } from '../../harness/sandbox/docker/labels.js';
 import { layerVolume, listLayers } from '../../harness/sandbox/docker/layers.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
-import type { Sandbox } from '../../harness/sandbox/core/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { runCli } from '../helpers/cli.js';
+import { files, layerContext as context, MANIFEST, snapshotCommand } from '../helpers/layer-fixture.js';
 import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
 
 const unavailable = dockerUnavailableReason();
@@ -33,39 +32,13 @@ afterEach(async () => {
   project = cacheDir = undefined;
 });
 
-// A setup that makes many files and every kind of change (the same as the host layers' test).
-const SETUP = {
-  commands: [
-    'mkdir -p gen out/empty && i=0 && while [ $i -lt 1200 ]; do echo $i > gen/f$i; i=$((i+1)); done && echo 5 > gen/value',
-    'ln -s ../config.txt gen/link && chmod 700 out && rm stale.txt && echo built > config.txt',
-  ],
-  timeoutSec: 120,
-};
-const files = {
-  'add.sh': 'echo $(( $1 - $2 ))\n',
-  'check.sh': 'echo ran > ran.txt && test -f gen/f1199 && test "$(cat gen/link)" = built && test "$(sh add.sh 2 3)" = "$(cat gen/value)"\n',
-  'config.txt': 'dev\n',
-  'stale.txt': 'old\n',
-};
-const MANIFEST = {
-  runner: 'exit-code',
-  language: 'shell',
-  test: { command: 'sh check.sh', timeoutSec: 60 },
-  protected: ['check.sh'],
-  setup: SETUP,
-};
-const SNAPSHOT =
-  "find . -mindepth 1 \\( -type l -printf '%y %U %P -> %l\\n' \\) -o -printf '%y %m %U %P\\n' | sort && find . -type f -exec sha256sum {} + | sort";
+const SNAPSHOT = snapshotCommand(true);
 
 const engines: { name: string; client: () => Docker }[] = [
   { name: 'docker', client: dockerClient },
   // Podman speaks the same API; it runs here when its socket is up (CI starts it).
   ...(process.env.CONTAINER_HOST || process.env.CI ? [{ name: 'podman', client: podmanClient }] : []),
 ];
-
-function context(fixture: FixtureContext['fixture'], sandbox: Sandbox, cache: SetupCache, events: FixtureEvent[]): FixtureContext {
-  return { fixture, sandbox, signal: new AbortController().signal, emit: (e) => events.push(e), setupCache: cache };
-}
 
 /** Sandbox volumes of this backend session still on the engine (a layer carries no session). */
 async function sessionVolumes(docker: Docker, backend: DockerBackend): Promise<string[]> {

@@ -5,17 +5,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
-import { discoverFixtures, type Fixture } from '../../harness/fixtures/load.js';
+import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
-import type { FixtureContext } from '../../harness/pipeline/context.js';
 import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import { FIXTURE_META_FILES } from '../../harness/pipeline/patch-phase.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
 import { runSetup } from '../../harness/pipeline/setup.js';
 import { layerPlan, saveLayer, startFromLayer } from '../../harness/pipeline/workspace-layer-phase.js';
-import type { Sandbox, SandboxBackend } from '../../harness/sandbox/core/types.js';
+import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { backendCases } from '../helpers/backends.js';
+import { files, layerContext as context, MANIFEST, snapshotCommand } from '../helpers/layer-fixture.js';
 import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
 
 // Copy-on-write layers need root (an overlay mount); CI runs as root and must test them.
@@ -29,35 +29,9 @@ afterEach(async () => {
   project = cacheDir = undefined;
 });
 
-// A setup that makes many files and every kind of change; the test writes into the workspace.
-const SETUP = {
-  commands: [
-    'mkdir -p gen out/empty && i=0 && while [ $i -lt 1200 ]; do echo $i > gen/f$i; i=$((i+1)); done && echo 5 > gen/value',
-    'ln -s ../config.txt gen/link && chmod 700 out && rm stale.txt && echo built > config.txt',
-  ],
-  timeoutSec: 120,
-};
-const files = {
-  'add.sh': 'echo $(( $1 - $2 ))\n',
-  'check.sh': 'echo ran > ran.txt && test -f gen/f1199 && test "$(cat gen/link)" = built && test "$(sh add.sh 2 3)" = "$(cat gen/value)"\n',
-  'config.txt': 'dev\n',
-  'stale.txt': 'old\n',
-};
-const MANIFEST = {
-  runner: 'exit-code',
-  language: 'shell',
-  test: { command: 'sh check.sh', timeoutSec: 60 },
-  protected: ['check.sh'],
-  setup: SETUP,
-};
-const SNAPSHOT =
-  "find . -mindepth 1 \\( -type l -printf '%y %P -> %l\\n' \\) -o -printf '%y %m %P\\n' | sort && find . -type f -exec sha256sum {} + | sort";
+const SNAPSHOT = snapshotCommand();
 
 const hostCases = (await backendCases()).filter((c) => c.name === 'local' || c.name === 'bwrap');
-
-function context(fixture: Fixture, sandbox: Sandbox, cache: SetupCache, events: FixtureEvent[]): FixtureContext {
-  return { fixture, sandbox, signal: new AbortController().signal, emit: (e) => events.push(e), setupCache: cache };
-}
 
 /** A hash of every entry of a host folder (names, modes, link targets, contents). */
 const treeHash = (dir: string) => execFileSync('sh', ['-c', SNAPSHOT], { cwd: dir, encoding: 'utf8' });
