@@ -58,14 +58,14 @@ export function spawnServer(
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The file's name in a sandbox's root folder (kept there when the folder is reused: roots.ts). */
+export const SERVED_ENV_FILE = 'env.sh';
+
 /**
  * A sandbox's own variables, written once as a file of exports that each of its commands' lines
  * sources: a server's shell reads its request line a byte at a time (dash's `read` on a pipe), so
  * a line that names only what differs is shorter by the whole environment (about 1 KB a command).
  */
-/** The file's name in a sandbox's root folder (kept there when the folder is reused: roots.ts). */
-export const SERVED_ENV_FILE = 'env.sh';
-
 export interface ServedEnv {
   file: string;
   vars: Record<string, string>;
