@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { WorkspaceLayers } from './workspace-layers.js';
 import { SetupCache } from './setup-cache.js';
 import type { FixtureContext } from './context.js';
@@ -54,8 +55,15 @@ export async function saveLayer(ctx: FixtureContext, plan: LayerPlan, upload: Up
     ? (await cache.lookup(plan.setupKey, ctx.fixture, ctx.sandbox)) !== null
     : upload.files >= LAYER_MIN_FILES || upload.bytes >= LAYER_MIN_BYTES;
   if (!worth) return;
+  // An engine's layer names the cache's folder as its owner (gc removes it once that is gone): it must exist.
+  if (ctx.sandbox.saveLayer) await mkdir(cache.layers!.dir, { recursive: true });
   const why = ctx.sandbox.saveLayer
-    ? await ctx.sandbox.saveLayer(plan.key, { fixture: ctx.fixture.id, maxBytes: cache.layers!.maxBytes, scope: cache.layers!.scope })
+    ? await ctx.sandbox.saveLayer(plan.key, {
+        fixture: ctx.fixture.id,
+        maxBytes: cache.layers!.maxBytes,
+        scope: cache.layers!.scope,
+        cacheDir: cache.layers!.dir,
+      })
     : await cache.layers!.save(plan.key, ctx.sandbox, { fixture: ctx.fixture.id, backends: plan.backends });
   if (why) ctx.emit({ type: 'error', phase: 'setup', code: 'SETUP_CACHE', message: `prepared workspace not kept: ${why}` });
   else ctx.emit({ type: 'cache', key: plan.key, hit: false, bytes: 0, paths: [], layer: true });

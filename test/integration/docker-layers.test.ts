@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +15,8 @@ import { layerPlan, saveLayer, startFromLayer } from '../../harness/pipeline/wor
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { LABEL } from '../../harness/sandbox/docker/labels.js';
-import { layerVolume, listLayers } from '../../harness/sandbox/docker/layers.js';
+import { collectGarbage } from '../../harness/sandbox/docker/gc.js';
+import { layerVolume, listLayers, pruneLayers } from '../../harness/sandbox/docker/layers.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { runCli } from '../helpers/cli.js';
@@ -127,6 +129,34 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
     }
     expect(await sessionVolumes(docker, backend)).toEqual([]);
     expect(await listLayers(docker, new SetupCache(cacheDir).layers!.scope)).toEqual([]);
+  });
+
+  test('gc removes the layers whose cache folder is gone, and keeps the others', async () => {
+    const docker = client();
+    const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-layers', ...(name === 'podman' ? { docker, name } : {}) }));
+    const [gone, kept] = [
+      await mkdtemp(path.join(os.tmpdir(), 'rg-dlayers-gone-')),
+      await mkdtemp(path.join(os.tmpdir(), 'rg-dlayers-kept-')),
+    ];
+    cacheDir = kept;
+    const scope = `test-${randomBytes(4).toString('hex')}`;
+    try {
+      const sb = await backend.create({ runId: 'docker-layers', fixtureId: 'orphan' });
+      try {
+        await sb.writeFiles([{ path: 'a.txt', content: 'a\n' }]);
+        for (const [i, dir] of [gone, kept].entries())
+          expect(await sb.saveLayer!(`${scope}-${i}`, { fixture: 'orphan', maxBytes: 1024 ** 3, scope, cacheDir: dir })).toBeNull();
+      } finally {
+        await sb.destroy();
+      }
+      await rm(gone, { recursive: true, force: true });
+      const report = await collectGarbage(docker);
+      expect(report.removed.map((r) => r.name)).toContain(layerVolume(`${scope}-0`));
+      expect((await listLayers(docker, scope)).map((l) => l.key)).toEqual([`${scope}-1`]);
+    } finally {
+      await backend.close();
+      await pruneLayers(docker, scope, { all: true });
+    }
   });
 
   test('the second selfcheck starts from the layer: no upload, no setup, the same verdicts', async () => {

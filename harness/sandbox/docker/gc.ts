@@ -4,6 +4,7 @@ import { keepReason, sweep, type GcOptions, type KeepReason } from '../core/gc.j
 import { labelledLiveness } from '../core/owner.js';
 import { engineFailure, statusOf } from './client.js';
 import { LABEL } from './labels.js';
+import { orphanLayers } from './layers.js';
 
 /** The shared options, and what only an engine's sweep of one backend session needs. */
 export interface EngineGcOptions extends GcOptions {
@@ -78,6 +79,21 @@ export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): P
       sweepOne(itemOf('volume', v.Name, v.Labels ?? undefined), v.Labels ?? undefined, () => docker.getVolume(v.Name).remove()),
     ),
   );
+  // Prepared layers carry no run: they go when the cache they belong to is gone (layers.ts).
+  if (!o.match && !o.runIds) {
+    for (const v of await orphanLayers(docker).catch(() => [])) {
+      const item = { kind: 'volume' as const, name: v.Name, run: '-', owner: `cache ${v.Labels?.['redgreen.layer-cache'] ?? '?'}` };
+      // One a container mounts (a run of another harness on it) stays: the engine refuses.
+      const r = await sweep(
+        null,
+        o,
+        () => docker.getVolume(v.Name).remove(),
+        (e) => statusOf(e) === 404,
+      );
+      if ('removed' in r) report.removed.push(item);
+      else if ('failed' in r) report.failed.push({ ...item, error: describeError(r.failed) });
+    }
+  }
   for (const img of images) {
     for (const tag of img.RepoTags?.length ? img.RepoTags : [img.Id]) {
       await sweepOne(itemOf('image', tag, img.Labels), img.Labels, () => docker.getImage(tag).remove());

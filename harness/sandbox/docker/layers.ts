@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
 import type Docker from 'dockerode';
 import { describeError } from '../../errors.js';
 import { statusOf } from './client.js';
@@ -20,6 +22,8 @@ export const LAYER_LABEL = 'redgreen.layer';
 const BYTES_LABEL = 'redgreen.layer-bytes';
 /** The setup cache a layer belongs to (WorkspaceLayers.scope): its list, prune and eviction see only its own. */
 const SCOPE_LABEL = 'redgreen.layer-scope';
+/** That cache's folder on the host that made it: once it is gone, so is any use of the layer (gc removes it). */
+const CACHE_LABEL = 'redgreen.layer-cache';
 
 export function layerVolume(key: string): string {
   return `redgreen-layer-${key}`;
@@ -41,7 +45,7 @@ mv -T "$t" /to/tree 2>/dev/null || rm -rf "$t"`;
 export async function saveLayer(
   docker: Docker,
   plan: SandboxPlan,
-  info: { key: string; fixture: string; bytes: number; maxBytes: number; scope: string },
+  info: { key: string; fixture: string; bytes: number; maxBytes: number; scope: string; cacheDir: string },
 ): Promise<string | null> {
   const name = layerVolume(info.key);
   try {
@@ -53,6 +57,8 @@ export async function saveLayer(
         [BYTES_LABEL]: String(info.bytes),
         [LABEL.fixture]: info.fixture,
         [SCOPE_LABEL]: info.scope,
+        [CACHE_LABEL]: info.cacheDir,
+        [LABEL.host]: os.hostname(),
       },
     });
   } catch (e) {
@@ -146,6 +152,18 @@ export async function pruneLayers(
   for (const l of await listLayers(docker, scope))
     if (!(Date.parse(l.createdAt) >= cutoff) && (await removeLayer(docker, l.name))) removed.push(l);
   return removed;
+}
+
+/**
+ * The layers (of every cache) whose cache folder, on this host, is gone: no run can use them again
+ * (a test's or a bench's temporary cache, say). `redgreen gc` and each run's start remove them.
+ */
+export async function orphanLayers(docker: Docker): Promise<Docker.VolumeInspectInfo[]> {
+  const volumes = (await docker.listVolumes({ filters: { label: [LAYER_LABEL, `${LABEL.host}=${os.hostname()}`] } })).Volumes ?? [];
+  return volumes.filter((v) => {
+    const dir = v.Labels?.[CACHE_LABEL];
+    return dir !== undefined && !existsSync(dir);
+  });
 }
 
 /**

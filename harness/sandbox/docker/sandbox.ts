@@ -232,7 +232,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   /** Keeps the workspace (not one over a layer already) as the layer `key` on the engine (layers.ts). */
-  async saveLayer(key: string, info: { fixture: string; maxBytes: number; scope: string }): Promise<string | null> {
+  async saveLayer(key: string, info: { fixture: string; maxBytes: number; scope: string; cacheDir: string }): Promise<string | null> {
     this.assertUsable();
     const c = this.c;
     if (c.plan.layer) return 'the workspace is already over a layer';
