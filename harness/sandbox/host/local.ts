@@ -54,6 +54,9 @@ export class LocalBackend implements SandboxBackend {
   }
 }
 
+/** What this process last wrote to each root's file of variables (a reused root keeps it). */
+const written = new Map<string, string>();
+
 class LocalSandbox extends HostSandbox {
   readonly backend = 'local';
   private readonly env: Record<string, string>;
@@ -87,14 +90,20 @@ class LocalSandbox extends HostSandbox {
   }
 
   /**
-   * This sandbox's variables as a file its commands' lines source (server-process.ts), written at
-   * its first command, and again if a command removed it (a command can reach its sandbox's root).
+   * This sandbox's variables as a file its commands' lines source (server-process.ts). Its own
+   * marker aside (in each line), they are those of every sandbox of its folder: the file a reused
+   * folder keeps is written again only when it differs, or a command removed it.
    */
   private servedEnv(): ServedEnv {
     if (!this.served || !existsSync(this.served.file)) {
       const file = path.join(this.root, SERVED_ENV_FILE);
-      writeFileSync(file, servedEnvScript(this.env));
-      this.served = { file, vars: this.env };
+      const { [MARKER_VAR]: _marker, ...vars } = this.env;
+      const script = servedEnvScript(vars);
+      if (written.get(file) !== script || !existsSync(file)) {
+        writeFileSync(file, script);
+        written.set(file, script);
+      }
+      this.served = { file, vars };
     }
     return this.served;
   }
