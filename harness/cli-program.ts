@@ -108,7 +108,8 @@ export function program(): Command {
         .argument('<id>', 'fixture id'),
     ),
   )
-    .addOption(new Option('--runner <runner>', 'test runner of the example (default: pytest)').choices([...RUNNERS]))
+    // Checked once the config has run (it may register runners): a registered one is refused saying what to do.
+    .option('--runner <runner>', `test runner of the example: ${RUNNERS.join(', ')} (default: pytest)`)
     .option('--from-commit <sha>', 'a fix commit: the fixture is its parent plus its test changes, the oracle its other changes')
     .option('--repo <path|url>', 'with --from-commit: the repository (a path, or a URL cloned into the mirror cache)')
     .option(

@@ -4,11 +4,11 @@ import { writeSchema } from './validate.js';
 import { PathOptionsSchema } from './options.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
-import { RunnerSchema } from '../fixtures/manifest.js';
+import { ScaffoldRunnerSchema } from '../fixtures/manifest.js';
 import { scaffoldFixture } from '../fixtures/scaffold.js';
 import { z } from 'zod';
 
-export const NewOptionsSchema = PathOptionsSchema.extend({ runner: RunnerSchema.default('pytest') });
+export const NewOptionsSchema = PathOptionsSchema.extend({ runner: ScaffoldRunnerSchema.default('pytest') });
 
 export async function newFixture(id: string, options: z.infer<typeof NewOptionsSchema>): Promise<number> {
   if (

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { scaffoldFixture } from '../../harness/fixtures/scaffold.js';
@@ -9,7 +10,7 @@ import { TEMPLATES } from '../../harness/fixtures/templates.js';
 import { ReportSchema, summarize } from '../../harness/reporters/report.js';
 import { RunStateSchema } from '../../harness/transcripts/schema.js';
 import { BUNDLED, SEEDS } from '../helpers/bundled.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { REPO, runCli, spawnCli } from '../helpers/cli.js';
 import { listenReady, pythonNotify } from '../helpers/ready-socket.js';
 import { recordedRun } from '../helpers/recorded-run.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
@@ -90,6 +91,26 @@ describe('redgreen CLI', () => {
     const json = JSON.parse(await readFile(path.join(root, 'fixtures/my_bug/fixture.json'), 'utf8')) as { tests: unknown };
     expect(json.tests).toEqual({ failToPass: ['test_calc.TestAdd.test_add'], passToPass: ['test_calc.TestAdd.test_add_zero'] });
     expect((await runCli(['new', 'my_bug'], { cwd: root })).code).toBe(2);
+  });
+
+  test('new --runner: an unknown runner lists the built-in ones; one the config registered says how to make its fixture', async () => {
+    const root = await tempDir();
+    const unknown = await runCli(['new', 'x', '--runner', 'nope'], { cwd: root });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--runner: unknown runner "nope": one of pytest, unittest, node-test');
+    const api = JSON.stringify(pathToFileURL(path.join(REPO, 'dist', 'api', 'index.js')).href);
+    await writeFile(
+      path.join(root, 'redgreen.config.mjs'),
+      `import { defineConfig, registerRunner } from ${api};\n` +
+        "registerRunner({ runner: 'lines', infrastructure: [], prepare: (c) => ({ command: c.command, env: {} }), parse: () => ({ source: 'none', tests: [], counts: { passed: 0, failed: 0, skipped: 0, errors: 0, total: 0 } }) });\n" +
+        'export default defineConfig({});\n',
+    );
+    const custom = await runCli(['new', 'x', '--runner', 'lines'], { cwd: root });
+    expect(custom.code).toBe(2);
+    expect(custom.stderr).toMatch(
+      /"lines" is a runner registered with registerRunner\(\), which has no example to scaffold: .*--runner exit-code/,
+    );
+    expect(existsSync(path.join(root, 'fixtures'))).toBe(false);
   });
 
   // Templates whose setup installs their runner from npm get a test each (and a time budget each):
