@@ -1,7 +1,6 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type Docker from 'dockerode';
 import { scaffoldFixture } from '../fixtures/scaffold.js';
 import { harnessRun } from './measured.js';
 import { ms } from './stats.js';
@@ -68,7 +67,6 @@ export async function benchBigTrees(
     for (const scale of [10, 1]) {
       const files = Math.floor(sizes.files / scale);
       const root = await bigProject(files, sizes.bytes);
-      const engineLayers = await EngineLayers.of(b.name, root);
       try {
         const cold = await selfcheck(root, b.name, b.extra ?? []);
         const warm = await selfcheck(root, b.name, b.extra ?? []);
@@ -80,32 +78,23 @@ export async function benchBigTrees(
             `${cold.verdict !== 'valid' || warm.verdict !== 'valid' ? `   NOT VALID: ${cold.verdict}/${warm.verdict}` : ''}`,
         );
       } finally {
+        await removeEngineLayers(b.name, root);
         await rm(root, { recursive: true, force: true });
-        await engineLayers?.remove();
       }
     }
   }
 }
 
-/** The layers a container engine keeps outlive the bench's cache folder: those of its cache are removed after. */
-class EngineLayers {
-  private constructor(
-    private readonly docker: Docker,
-    private readonly scope: string,
-  ) {}
-
-  static async of(backend: string, root: string): Promise<EngineLayers | null> {
-    if (backend !== 'docker' && backend !== 'podman') return null;
-    const { dockerClient } = await import('../sandbox/docker/client.js');
-    const { podmanClient } = await import('../sandbox/podman/client.js');
-    const { SetupCache } = await import('../pipeline/setup-cache.js');
-    // The cache the bench's selfchecks use (XDG_CACHE_HOME below).
-    const scope = SetupCache.under(path.join(root, 'cache', 'redgreen')).layers!.scope;
-    return new EngineLayers(backend === 'docker' ? dockerClient() : podmanClient(), scope);
-  }
-
-  async remove(): Promise<void> {
-    const { pruneLayers } = await import('../sandbox/docker/layers.js');
-    await pruneLayers(this.docker, this.scope, { all: true }).catch(() => undefined);
-  }
+/** The layers a container engine keeps outlive the bench's cache folder: those of its cache go with it. */
+async function removeEngineLayers(backend: string, root: string): Promise<void> {
+  if (backend !== 'docker' && backend !== 'podman') return;
+  const [{ dockerClient }, { podmanClient }, { SetupCache }, { pruneLayers }] = await Promise.all([
+    import('../sandbox/docker/client.js'),
+    import('../sandbox/podman/client.js'),
+    import('../pipeline/setup-cache.js'),
+    import('../sandbox/docker/layers.js'),
+  ]);
+  // The cache the bench's selfchecks use (XDG_CACHE_HOME in selfcheck above).
+  const scope = SetupCache.under(path.join(root, 'cache', 'redgreen')).layers!.scope;
+  await pruneLayers(backend === 'docker' ? dockerClient() : podmanClient(), scope, { all: true }).catch(() => undefined);
 }

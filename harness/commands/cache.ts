@@ -7,7 +7,7 @@ import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { SetupCache, type CacheListing } from '../pipeline/setup-cache.js';
 import { mirrorCache, treeCache, type FolderListing } from '../fixtures/folder-cache.js';
-import { pruneLru, type PruneHow } from '../pipeline/lru.js';
+import { pruneLru, type PruneHow } from '../sandbox/core/lru.js';
 import type { LayerListing } from '../pipeline/workspace-layers.js';
 import type { EngineLayer } from '../sandbox/docker/layers.js';
 import { bytes } from '../transcripts/replay-format.js';
@@ -106,7 +106,7 @@ function engineLayerRow(engine: string, l: EngineLayer) {
     backend: engine,
     workdir: null,
     bytes: l.bytes,
-    lastUsed: l.createdAt,
+    lastUsed: l.lastUsed.toISOString(),
     engine,
   };
 }

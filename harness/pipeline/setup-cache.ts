@@ -18,7 +18,7 @@ import {
   type EntryMeta,
 } from './setup-cache-entry.js';
 import { WorkspaceLayers } from './workspace-layers.js';
-import { evictLru, pruneLru, type PruneHow } from './lru.js';
+import { evictLru, pruneLru, type PruneHow } from '../sandbox/core/lru.js';
 
 /** Files that decide what a setup installs (seed 002: hash the lockfiles, not the whole tree). */
 export const LOCKFILES = [

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Sandbox } from '../sandbox/core/types.js';
 import { diskUsage, runTool } from '../sandbox/core/tool.js';
 import { inUse, markUse } from '../sandbox/core/users.js';
-import { evictLru, pruneLru, type PruneHow } from './lru.js';
+import { evictLru, pruneLru, type PruneHow } from '../sandbox/core/lru.js';
 
 const LayerMetaSchema = z.object({
   version: z.literal(1),

@@ -949,7 +949,8 @@ test('throws', () => {
 test('never runs', (t) => t.end());
 EOF
 run_adapter tap "$DATA/tap-tape" "$T" "npx tape 'test/*.js'"
-sha256sum "$REPO/harness/results/tape-names.ts" | cut -d' ' -f1 >"$DATA/tap-tape/names.sha256"
+# The module is tape-names.ts with caller-file.ts inside: the two, in this order (test/helpers/captured.ts).
+cat "$REPO/harness/results/tape-names.ts" "$REPO/harness/results/caller-file.ts" | sha256sum | cut -d' ' -f1 >"$DATA/tap-tape/names.sha256"
 # Node's own TAP reporter: points are tests, subtests indented, a failing hook on the suite.
 TN="$WORK/tap-node"; js_project "$TN"; mkdir -p "$TN/test"
 cat >"$TN/test/cart.test.js" <<'EOF'
@@ -1043,7 +1044,7 @@ UL="$WORK/uvu-load"; js_project "$UL" module; mkdir -p "$UL/tests"
 printf "import { test } from 'uvu';\n\ntest('fine', () => {});\ntest.run();\n" >"$UL/tests/a.test.js"
 printf "import { nope } from './missing.js';\nimport { test } from 'uvu';\n\ntest('x', () => nope());\ntest.run();\n" >"$UL/tests/broken.test.js"
 run_adapter uvu "$DATA/uvu-load-error" "$UL" "npx uvu tests"
-sha256sum "$REPO/harness/results/uvu-reporter.ts" | cut -d' ' -f1 >"$DATA/uvu/reporter.sha256"
+cat "$REPO/harness/results/uvu-reporter.ts" "$REPO/harness/results/caller-file.ts" | sha256sum | cut -d' ' -f1 >"$DATA/uvu/reporter.sha256"
 fi
 
 # ---------------------------------------------------------------- stable paths, versions

@@ -3,6 +3,8 @@ import type { FixtureContext } from '../../harness/pipeline/context.js';
 import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import type { SetupCache } from '../../harness/pipeline/setup-cache.js';
 import type { Sandbox } from '../../harness/sandbox/core/types.js';
+import { onTestFinished } from 'vitest';
+import { makeProject, type InlineFixture, type Project } from './project.js';
 
 /**
  * The fixture the prepared-layer tests share (host layers: workspace-layers.test.ts; engine layers:
@@ -41,4 +43,12 @@ export function snapshotCommand(owners = false): string {
 /** A fixture's context for calling the layer phases directly, its events collected in `events`. */
 export function layerContext(fixture: Fixture, sandbox: Sandbox, cache: SetupCache, events: FixtureEvent[]): FixtureContext {
   return { fixture, sandbox, signal: new AbortController().signal, emit: (e) => events.push(e), setupCache: cache };
+}
+
+/** A project holding `big`, the shared fixture (with an oracle when given), removed when the test ends. */
+export async function layerProject(oracle?: string): Promise<Project> {
+  const big: InlineFixture = { manifest: MANIFEST, files, ...(oracle !== undefined ? { oracle } : {}) };
+  const project = await makeProject({ big });
+  onTestFinished(() => project.cleanup());
+  return project;
 }

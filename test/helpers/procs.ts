@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
+import { REPO } from './cli.js';
 
 /** A number nobody else's `sleep` uses, so a test can find its own processes by command line. */
 export function uniqueSleep(): string {
@@ -65,4 +68,32 @@ export async function descendantsLeftBy(body: string): Promise<number[]> {
     console.log(JSON.stringify(below(process.pid)));`;
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 60_000 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as number[];
+}
+
+/**
+ * A program that opens a host backend (`className` from `module`, a path under dist/), runs `body`
+ * with a sandbox `sb` of it, and ends without closing the backend: `check` gets the processes it
+ * left (listed just before it ended). Its sandbox folders are in a folder of their own, which gc
+ * then removes with what the unclosed backend kept.
+ */
+export async function unclosedHostBackend(
+  module: string,
+  className: string,
+  body: string,
+  check: (pids: number[]) => Promise<void>,
+): Promise<void> {
+  const base = await mkdtemp(path.join(os.tmpdir(), 'rg-no-close-'));
+  try {
+    const pids = await descendantsLeftBy(`
+      const { ${className} } = await import(${JSON.stringify(path.join(REPO, 'dist', module))});
+      const backend = new ${className}({ baseDir: ${JSON.stringify(base)} });
+      await backend.open();
+      const sb = await backend.create({ runId: 'no-close', fixtureId: 'x' });
+      ${body}
+      await sb.destroy();`);
+    await check(pids);
+  } finally {
+    await gcHostSandboxes(base);
+    await rm(base, { recursive: true, force: true });
+  }
 }

@@ -5,11 +5,9 @@ import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { suiteSandbox } from '../helpers/suite-sandbox.js';
 import { BwrapBackend } from '../../harness/sandbox/bwrap/backend.js';
-import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
 import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { backendCases } from '../helpers/backends.js';
-import { REPO } from '../helpers/cli.js';
-import { descendantsLeftBy, isRunning, processesWith, uniqueSleep } from '../helpers/procs.js';
+import { isRunning, processesWith, uniqueSleep, unclosedHostBackend } from '../helpers/procs.js';
 
 /** Host processes whose command line mentions `text` anywhere (a sandbox's folder). */
 function processesMentioning(text: string): number[] {
@@ -217,21 +215,9 @@ describe.skipIf(!bwrap)('bwrap: a server kept for the next sandbox of its folder
   });
 
   test('a program that never closes its backend still exits, and the server it kept ends with it', async () => {
-    // Its sandbox folders in a folder of its own: gc removes what the unclosed backend kept.
-    const base = await mkdtemp(path.join(os.tmpdir(), 'rg-no-close-'));
-    try {
-      const pids = await descendantsLeftBy(`
-        const { BwrapBackend } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox/bwrap/backend.js'))});
-        const backend = new BwrapBackend({ baseDir: ${JSON.stringify(base)} });
-        await backend.open();
-        const sb = await backend.create({ runId: 'no-close', fixtureId: 'x' });
-        await sb.exec('true');
-        await sb.destroy();`);
+    await unclosedHostBackend('sandbox/bwrap/backend.js', 'BwrapBackend', "await sb.exec('true');", async (pids) => {
       expect(pids.length).toBeGreaterThan(0); // the kept server: its host shell, bwrap, the server, the cats
       await expect.poll(() => pids.filter(isRunning), { timeout: 10_000 }).toEqual([]);
-    } finally {
-      await gcHostSandboxes(base);
-      await rm(base, { recursive: true, force: true });
-    }
+    });
   });
 });

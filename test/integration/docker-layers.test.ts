@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
@@ -20,19 +19,14 @@ import { layerVolume, listLayers, pruneLayers } from '../../harness/sandbox/dock
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { runCli } from '../helpers/cli.js';
-import { files, layerContext as context, MANIFEST, snapshotCommand } from '../helpers/layer-fixture.js';
-import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
+import { files, layerContext as context, layerProject, snapshotCommand } from '../helpers/layer-fixture.js';
+import { selfcheckProject } from '../helpers/project.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const unavailable = dockerUnavailableReason();
 if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
 
-let project: Project | undefined;
-let cacheDir: string | undefined;
-afterEach(async () => {
-  await project?.cleanup();
-  if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
-  project = cacheDir = undefined;
-});
+const tempDir = useTempDirs('rg-dlayers-');
 
 const SNAPSHOT = snapshotCommand(true);
 
@@ -51,8 +45,8 @@ async function sessionVolumes(docker: Docker, backend: DockerBackend): Promise<s
 describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, client }) => {
   test('the workspace is kept once in a layer volume; sandboxes over it start with it, change only their own copy, within the disk limit', async () => {
     const docker = client();
-    cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-dlayers-'));
-    project = await makeProject({ big: { manifest: MANIFEST, files } });
+    const cacheDir = await tempDir();
+    const project = await layerProject();
     const fixture = (await discoverFixtures(project)).fixtures[0]!;
     const sha = await fingerprintFixture(fixture);
     const cache = new SetupCache(cacheDir);
@@ -134,11 +128,7 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
   test('gc removes the layers whose cache folder is gone, and keeps the others', async () => {
     const docker = client();
     const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-layers', ...(name === 'podman' ? { docker, name } : {}) }));
-    const [gone, kept] = [
-      await mkdtemp(path.join(os.tmpdir(), 'rg-dlayers-gone-')),
-      await mkdtemp(path.join(os.tmpdir(), 'rg-dlayers-kept-')),
-    ];
-    cacheDir = kept;
+    const [gone, kept] = [await tempDir(), await tempDir()];
     const scope = `test-${randomBytes(4).toString('hex')}`;
     try {
       const sb = await backend.create({ runId: 'docker-layers', fixtureId: 'orphan' });
@@ -161,10 +151,8 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
 
   test('the second selfcheck starts from the layer: no upload, no setup, the same verdicts', async () => {
     const docker = client();
-    cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-dlayers-'));
-    project = await makeProject({
-      big: { manifest: MANIFEST, files, oracle: await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }) },
-    });
+    const cacheDir = await tempDir();
+    const project = await layerProject(await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }));
     // The cache the CLI finds with XDG_CACHE_HOME=cacheDir.
     const cache = SetupCache.under(path.join(cacheDir, 'redgreen'));
     const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-layers', ...(name === 'podman' ? { docker, name } : {}) }));

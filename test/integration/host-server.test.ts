@@ -8,9 +8,7 @@ import { suiteSandbox } from '../helpers/suite-sandbox.js';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { HostServer, HostServers } from '../../harness/sandbox/host/server.js';
 import { commandLine, servedEnvScript, type ServedEnv } from '../../harness/sandbox/host/server-process.js';
-import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
-import { REPO } from '../helpers/cli.js';
-import { descendantsLeftBy, isRunning, processesWith, uniqueSleep } from '../helpers/procs.js';
+import { isRunning, processesWith, uniqueSleep, unclosedHostBackend } from '../helpers/procs.js';
 
 /** Live members of process group `pgid`. */
 function groupOf(pgid: number): number[] {
@@ -205,23 +203,15 @@ describe('host servers', () => {
   });
 
   test('a program that never closes its backend still exits, and its idle servers end with it', async () => {
-    // The program lists its descendants (its servers and their pipes) just before it ends.
-    // Its sandbox folders in a folder of its own: gc removes what the unclosed backend kept.
-    const base = await mkdtemp(path.join(os.tmpdir(), 'rg-no-close-'));
-    try {
-      const pids = await descendantsLeftBy(`
-        const { LocalBackend } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox/host/local.js'))});
-        const backend = new LocalBackend({ baseDir: ${JSON.stringify(base)} });
-        await backend.open();
-        const sb = await backend.create({ runId: 'no-close', fixtureId: 'x' });
-        await Promise.all([sb.exec('true'), sb.exec('true')]);
-        await sb.destroy();`);
-      expect(pids.length).toBeGreaterThanOrEqual(2 * 5); // two servers, each with its shell, session leader and two cats
-      // Each ends at the end of its input, which came with the program's exit.
-      await expect.poll(() => pids.filter(isRunning), { timeout: 10_000 }).toEqual([]);
-    } finally {
-      await gcHostSandboxes(base);
-      await rm(base, { recursive: true, force: true });
-    }
+    await unclosedHostBackend(
+      'sandbox/host/local.js',
+      'LocalBackend',
+      "await Promise.all([sb.exec('true'), sb.exec('true')]);",
+      async (pids) => {
+        expect(pids.length).toBeGreaterThanOrEqual(2 * 5); // two servers, each with its shell, session leader and two cats
+        // Each ends at the end of its input, which came with the program's exit.
+        await expect.poll(() => pids.filter(isRunning), { timeout: 10_000 }).toEqual([]);
+      },
+    );
   });
 });

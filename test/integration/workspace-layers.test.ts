@@ -1,9 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
@@ -15,19 +13,14 @@ import { layerPlan, saveLayer, startFromLayer } from '../../harness/pipeline/wor
 import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { backendCases } from '../helpers/backends.js';
-import { files, layerContext as context, MANIFEST, snapshotCommand } from '../helpers/layer-fixture.js';
-import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
+import { files, layerContext as context, layerProject, snapshotCommand } from '../helpers/layer-fixture.js';
+import { selfcheckProject } from '../helpers/project.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
 
 // Copy-on-write layers need root (an overlay mount); CI runs as root and must test them.
 if (process.env.CI && !overlayAllowed()) throw new Error('CI must run the prepared-layer tests as root (overlay mounts)');
 
-let project: Project | undefined;
-let cacheDir: string | undefined;
-afterEach(async () => {
-  await project?.cleanup();
-  if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
-  project = cacheDir = undefined;
-});
+const tempDir = useTempDirs('rg-layers-');
 
 const SNAPSHOT = snapshotCommand();
 
@@ -45,8 +38,8 @@ describe.each(hostCases)('prepared layers on $name', ({ make }) => {
   test.runIf(overlayAllowed())(
     'a layer is the uploaded and set-up workspace; a sandbox over it never changes it; one in use is never pruned',
     async () => {
-      cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-layers-'));
-      project = await makeProject({ big: { manifest: MANIFEST, files } });
+      const cacheDir = await tempDir();
+      const project = await layerProject();
       const fixture = (await discoverFixtures(project)).fixtures[0]!;
       const sha = await fingerprintFixture(fixture);
       const cache = new SetupCache(cacheDir);
@@ -93,10 +86,8 @@ describe.each(hostCases)('prepared layers on $name', ({ make }) => {
   );
 
   test.runIf(overlayAllowed())('the second selfcheck starts from the layer: no upload, no setup, the same verdicts', async () => {
-    cacheDir = await mkdtemp(path.join(os.tmpdir(), 'rg-layers-'));
-    project = await makeProject({
-      big: { manifest: MANIFEST, files, oracle: await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }) },
-    });
+    const cacheDir = await tempDir();
+    const project = await layerProject(await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }));
     const cache = new SetupCache(cacheDir);
     const backend = await make();
     const outcome = (r: { byId: Record<string, { verdict: string; red: unknown; green: unknown }> }) => ({

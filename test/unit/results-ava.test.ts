@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { avaReporterSource } from '../../harness/results/ava-reporter.js';
 import { avaAdapter } from '../../harness/results/ava.js';
 import type { ParseInput } from '../../harness/results/types.js';
-import { captured, capturedInput, statuses } from '../helpers/captured.js';
+import { captured, capturedInput, captureSources, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh: `npx ava` with the --tap and the worker
 // module avaAdapter.prepare adds; once in worker threads (ava's default), once in child processes.
@@ -32,8 +30,8 @@ const EXPECTED = {
 
 describe('ava adapter', () => {
   it('captured its data with the current worker module (rerun the capture script if not)', async () => {
-    const source = await readFile(new URL('../../harness/results/ava-reporter.ts', import.meta.url));
-    expect((await captured('ava/reporter.sha256')).trim()).toBe(createHash('sha256').update(source).digest('hex'));
+    const { recorded, current } = await captureSources('ava/reporter.sha256', 'ava-reporter.ts');
+    expect(recorded).toBe(current);
   });
 
   it('appends --tap to the ava command and preloads its worker module through NODE_OPTIONS', () => {

@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { mochaReporterSource } from '../../harness/results/mocha-reporter.js';
 import { mochaAdapter } from '../../harness/results/mocha.js';
 import type { ParseInput } from '../../harness/results/types.js';
-import { captured, capturedInput, statuses } from '../helpers/captured.js';
+import { captured, capturedInput, captureSources, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh: `npx mocha` with the reporter mochaAdapter writes and names.
 const WORKDIR = '/WORK/mocha';
@@ -14,8 +12,8 @@ async function input(): Promise<ParseInput> {
 
 describe('mocha adapter', () => {
   it('captured its data with the current reporter (rerun the capture script if not)', async () => {
-    const source = await readFile(new URL('../../harness/results/mocha-reporter.ts', import.meta.url));
-    expect((await captured('mocha/reporter.sha256')).trim()).toBe(createHash('sha256').update(source).digest('hex'));
+    const { recorded, current } = await captureSources('mocha/reporter.sha256', 'mocha-reporter.ts');
+    expect(recorded).toBe(current);
   });
 
   it('names its reporter module on the mocha command and writes it into the scratch folder', async () => {

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
+import { captureSources } from '../helpers/captured.js';
 import { NODE_REPORTER_SOURCE } from '../../harness/results/node-reporter.js';
 import { nodeTestAdapter, parseNodeEvents } from '../../harness/results/node-test.js';
 import type { ParseInput } from '../../harness/results/types.js';
@@ -24,8 +24,8 @@ const statuses = (tests: { id: string; status: string }[]) => Object.fromEntries
 
 describe('node:test adapter', () => {
   it('captured its data with the current reporter (rerun the capture script if not)', async () => {
-    const source = await readFile(new URL('../../harness/results/node-reporter.ts', import.meta.url));
-    expect((await data('reporter.sha256')).trim()).toBe(createHash('sha256').update(source).digest('hex'));
+    const { recorded, current } = await captureSources('node-test/reporter.sha256', 'node-reporter.ts');
+    expect(recorded).toBe(current);
   });
 
   it('adds its reporter to NODE_OPTIONS, after the user options, and writes the reporter module', () => {

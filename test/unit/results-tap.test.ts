@@ -1,16 +1,14 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseTap } from '../../harness/results/tap.js';
 import { tapAdapter } from '../../harness/results/tap-runner.js';
 import { tapeNamesSource } from '../../harness/results/tape-names.js';
-import { captured, capturedInput, statuses } from '../helpers/captured.js';
+import { capturedInput, captureSources, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh: tape and node's TAP reporter, as the tap adapter runs them.
 describe('tap adapter: tape and other TAP producers', () => {
   it('captured its data with the current tape module (rerun the capture script if not)', async () => {
-    const source = await readFile(new URL('../../harness/results/tape-names.ts', import.meta.url));
-    expect((await captured('tap-tape/names.sha256')).trim()).toBe(createHash('sha256').update(source).digest('hex'));
+    const { recorded, current } = await captureSources('tap-tape/names.sha256', 'tape-names.ts', 'caller-file.ts');
+    expect(recorded).toBe(current);
   });
 
   it('runs the command as it is, its module that names files preloaded through NODE_OPTIONS after the user options', () => {

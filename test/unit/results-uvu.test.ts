@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { uvuReporterSource } from '../../harness/results/uvu-reporter.js';
 import { parseUvuReport, uvuAdapter } from '../../harness/results/uvu.js';
 import type { ParseInput } from '../../harness/results/types.js';
-import { captured, capturedInput, statuses } from '../helpers/captured.js';
+import { captured, capturedInput, captureSources, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh: `npx uvu tests` with the NODE_OPTIONS and
 // the preloaded module uvuAdapter.prepare builds.
@@ -15,8 +13,8 @@ async function input(): Promise<ParseInput> {
 
 describe('uvu adapter', () => {
   it('captured its data with the current reporter (rerun the capture script if not)', async () => {
-    const source = await readFile(new URL('../../harness/results/uvu-reporter.ts', import.meta.url));
-    expect((await captured('uvu/reporter.sha256')).trim()).toBe(createHash('sha256').update(source).digest('hex'));
+    const { recorded, current } = await captureSources('uvu/reporter.sha256', 'uvu-reporter.ts', 'caller-file.ts');
+    expect(recorded).toBe(current);
   });
 
   it('preloads its module through NODE_OPTIONS, after the user options, and leaves the command alone', () => {

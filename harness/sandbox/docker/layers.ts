@@ -8,6 +8,7 @@ import { mount, overlayVolume, volumeNames } from './config.js';
 import type { SandboxPlan } from './container.js';
 import { LABEL } from './labels.js';
 import { runWithNetwork } from './network.js';
+import { evictLru, pruneLru, type LruEntry, type PruneHow } from '../core/lru.js';
 
 /**
  * Prepared layers on a Docker engine: a fixture's workspace after upload and setup, kept once (per
@@ -100,12 +101,10 @@ async function removeLayer(docker: Docker, name: string): Promise<boolean> {
     );
 }
 
-export interface EngineLayer {
-  name: string;
+/** A layer volume as a cache entry; its last use is when it was made (a volume's labels cannot record a use). */
+export interface EngineLayer extends LruEntry {
   key: string;
-  bytes: number;
   fixture: string;
-  createdAt: string;
 }
 
 /** Every layer volume of a cache (`scope`) on this engine, oldest first, with its size. */
@@ -117,41 +116,19 @@ export async function listLayers(docker: Docker, scope: string): Promise<EngineL
       key: v.Labels?.[LAYER_LABEL] ?? '',
       bytes: Number(v.Labels?.[BYTES_LABEL] ?? 0) || 0,
       fixture: v.Labels?.[LABEL.fixture] ?? '',
-      createdAt: (v as { CreatedAt?: string }).CreatedAt ?? '',
+      lastUsed: new Date((v as { CreatedAt?: string }).CreatedAt || 0),
     }))
-    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
+    .sort((a, b) => a.lastUsed.getTime() - b.lastUsed.getTime() || a.name.localeCompare(b.name));
 }
 
-/**
- * Removes the oldest layers (`keep` stays) until the rest fit in `maxBytes`. The engine refuses to
- * remove a layer a container mounts: it stays. Oldest means made first (a volume's labels cannot
- * record its last use).
- */
+/** Removes the oldest layers of a cache (`keep` stays) until the rest fit in `maxBytes`; one a container mounts stays (the engine refuses). */
 export async function evictLayers(docker: Docker, scope: string, maxBytes: number, keep?: string): Promise<EngineLayer[]> {
-  const layers = await listLayers(docker, scope).catch(() => []);
-  let total = layers.reduce((n, l) => n + l.bytes, 0);
-  const removed: EngineLayer[] = [];
-  for (const l of layers) {
-    if (total <= maxBytes) break;
-    if (l.name === keep || !(await removeLayer(docker, l.name))) continue;
-    removed.push(l);
-    total -= l.bytes;
-  }
-  return removed;
+  return evictLru(await listLayers(docker, scope).catch(() => []), maxBytes, keep, (l) => removeLayer(docker, l.name));
 }
 
-/** `redgreen cache prune` on an engine: every layer, down to a size, or those made some days ago (mounted ones stay). */
-export async function pruneLayers(
-  docker: Docker,
-  scope: string,
-  how: { all: true } | { maxBytes: number } | { olderThanDays: number },
-): Promise<EngineLayer[]> {
-  if ('maxBytes' in how) return evictLayers(docker, scope, how.maxBytes);
-  const cutoff = 'olderThanDays' in how ? Date.now() - how.olderThanDays * 86_400_000 : Infinity;
-  const removed: EngineLayer[] = [];
-  for (const l of await listLayers(docker, scope))
-    if (!(Date.parse(l.createdAt) >= cutoff) && (await removeLayer(docker, l.name))) removed.push(l);
-  return removed;
+/** `redgreen cache prune` on an engine: a cache's layers, all, down to a size, or those made some days ago (mounted ones stay). */
+export async function pruneLayers(docker: Docker, scope: string, how: PruneHow): Promise<EngineLayer[]> {
+  return pruneLru(await listLayers(docker, scope), how, (l) => removeLayer(docker, l.name));
 }
 
 /**
