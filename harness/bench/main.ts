@@ -1,6 +1,5 @@
 import os from 'node:os';
 import path from 'node:path';
-import Table from 'cli-table3';
 import { oracleProvider } from '../agents/static.js';
 import { resolvePaths } from '../config/paths.js';
 import { discoverFixtures, type Fixture } from '../fixtures/load.js';
@@ -19,6 +18,7 @@ import { benchStartup } from './startup.js';
 import { benchBigTrees } from './big-tree.js';
 import { benchTrivial } from './trivial.js';
 import { benchModels } from './models.js';
+import { renderGrid } from '../reporters/grid.js';
 import { median, ms, p95, timeIt } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -73,7 +73,7 @@ async function overhead(backend: SandboxBackend, fixtures: Fixture[]): Promise<v
       for (const [p, v] of Object.entries(r.timings)) (phases.get(p) ?? phases.set(p, []).get(p)!).push(v);
     }
   }
-  const table = new Table({ head: ['fixture', 'bare work', 'harness', 'ratio'], style: { head: [], border: [] } });
+  const table: string[][] = [];
   let sumBare = 0;
   let sumHarness = 0;
   for (const f of fixtures) {
@@ -85,7 +85,7 @@ async function overhead(backend: SandboxBackend, fixtures: Fixture[]): Promise<v
   }
   table.push(['all (sum of medians)', ms(sumBare), ms(sumHarness), (sumHarness / sumBare).toFixed(3)]);
   console.log(`\nselfcheck vs bare work on ${backend.name} (median of ${ROUNDS} rounds, one fixture at a time)`);
-  console.log(table.toString());
+  console.log(renderGrid(['fixture', 'bare work', 'harness', 'ratio'], table));
   console.log(`overhead ratio: ${(sumHarness / sumBare).toFixed(3)}× the bare work (target ≤ 1.15×)`);
   console.log('\nper-phase medians of the harness run, summed over fixtures:');
   console.log(`  ${[...phases].map(([p, v]) => `${p} ${ms(median(v) * fixtures.length)}`).join('   ')}`);

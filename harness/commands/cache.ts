@@ -1,10 +1,10 @@
-import Table from 'cli-table3';
 import type Docker from 'dockerode';
 import path from 'node:path';
 import { z } from 'zod';
 import { CACHE_MAX_ENV, cacheMaxBytes, parseSize } from '../config/cache.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
+import { renderGrid } from '../reporters/grid.js';
 import { SetupCache, type CacheListing } from '../pipeline/setup-cache.js';
 import { mirrorCache, treeCache, type FolderListing } from '../fixtures/folder-cache.js';
 import { pruneLru, type PruneHow } from '../sandbox/core/lru.js';
@@ -178,20 +178,20 @@ export async function cacheList(options: CacheListOptions): Promise<number> {
     );
     return 0;
   }
-  const table = new Table({ head: ['kind', 'key', 'fixture', 'backend', 'size', 'last used'], style: { head: [], border: [] } });
-  for (const r of [...rows, ...layers, ...folders])
-    table.push([
-      r.kind,
-      r.key,
-      r.fixture ?? (r.kind === 'tree' || r.kind === 'mirror' ? '' : '(unreadable)'),
-      r.backend ?? '',
-      bytes(r.bytes),
-      `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}${'engine' in r ? ' (made)' : ''}`,
-    ]);
+  const table = [...rows, ...layers, ...folders].map((r) => [
+    r.kind,
+    r.key,
+    r.fixture ?? (r.kind === 'tree' || r.kind === 'mirror' ? '' : '(unreadable)'),
+    r.backend ?? '',
+    bytes(r.bytes),
+    `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}${'engine' in r ? ' (made)' : ''}`,
+  ]);
   const summary =
     `${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}, ${bytes(total)}, ${layers.length} prepared layer(s), ${bytes(layerTotal)} ` +
     `and ${folders.length} tree(s) and mirror(s), ${bytes(folderTotal)}; each kind up to ${bytes(cache.maxBytes)} (${CACHE_MAX_ENV}) in ${path.dirname(cache.dir)}`;
-  process.stdout.write(`${rows.length + layers.length + folders.length ? `${table.toString()}\n` : ''}${summary}\n`);
+  process.stdout.write(
+    `${rows.length + layers.length + folders.length ? `${renderGrid(['kind', 'key', 'fixture', 'backend', 'size', 'last used'], table)}\n` : ''}${summary}\n`,
+  );
   return 0;
 }
 

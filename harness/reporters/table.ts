@@ -1,5 +1,5 @@
-import Table from 'cli-table3';
 import { auditedFixtures } from './audit.js';
+import { renderGrid } from './grid.js';
 import { sharedBaselineNote, verdictCounts, type Report } from './report.js';
 
 const counts = (p: { counts: { passed: number; failed: number; errors: number } } | null) =>
@@ -10,19 +10,15 @@ const ratio = (c: { passed: number; total: number } | null | undefined) => (c ? 
 
 export function renderTable(report: Report): string {
   const run = report.mode === 'run';
-  const table = new Table({
-    head: ['fixture', 'verdict', ...(run ? ['failToPass', 'passToPass'] : []), 'RED', 'GREEN', 'time'],
-    style: { head: [], border: [] },
-    wordWrap: true,
-  });
-  for (const f of report.fixtures) {
+  const head = ['fixture', 'verdict', ...(run ? ['failToPass', 'passToPass'] : []), 'RED', 'GREEN', 'time'];
+  const rows = report.fixtures.map((f) => {
     const graded = run ? [ratio(f.failToPass), ratio(f.passToPass)] : [];
-    table.push([f.fixtureId, f.verdict, ...graded, counts(f.red), counts(f.green), `${(f.durationMs / 1000).toFixed(2)}s`]);
-  }
+    return [f.fixtureId, f.verdict, ...graded, counts(f.red), counts(f.green), `${(f.durationMs / 1000).toFixed(2)}s`];
+  });
   const s = report.summary;
   const label = report.mode === 'selfcheck' ? 'valid' : 'resolved';
   const lines = [
-    table.toString(),
+    renderGrid(head, rows),
     `tests before: ${s.tests.red.failed} failed / ${s.tests.red.passed} passed   after: ${s.tests.green.failed} failed / ${s.tests.green.passed} passed`,
     `${label}: ${s.expected}/${s.denominators.all} of all fixtures, ${s.expected}/${s.denominators.scored} excluding infra errors, agent errors and invalid fixtures` +
       `   (${verdictCounts(s.byVerdict)
