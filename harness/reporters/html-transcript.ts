@@ -1,5 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import pLimit from 'p-limit';
+import { FILES_AT_ONCE } from '../fixtures/load.js';
 import { describeError } from '../errors.js';
 import { openRun, readFixture } from '../transcripts/reader.js';
 import { budgetFor, clip, type FixtureExtras } from './html-data.js';
@@ -27,8 +29,9 @@ export async function loadExtras(report: Report, transcriptDir: string, totalFix
     if (run.state.runId !== report.runId)
       return { warning: `${transcriptDir} is the transcript of ${run.state.runId}, not ${report.runId}` };
     const extras = new Map<string, FixtureExtras>();
-    for (const f of report.fixtures) {
-      if (!run.state.fixtures[f.fixtureId]) continue;
+    const recorded = report.fixtures.filter((f) => run.state.fixtures[f.fixtureId]);
+    // A few transcripts read at once (each clipped as it is read), not a thousand one after another.
+    await pLimit(FILES_AT_ONCE).map(recorded, async (f) => {
       const ft = await readFixture(run, f.fixtureId, WANTED);
       const e: FixtureExtras = { patch: null, logs: [] };
       for (const l of ft.lines) {
@@ -48,7 +51,7 @@ export async function loadExtras(report: Report, transcriptDir: string, totalFix
         }
       }
       extras.set(f.fixtureId, e);
-    }
+    });
     return { extras };
   } catch (e) {
     return { warning: `transcript ${transcriptDir} not used: ${describeError(e)}` };

@@ -38,16 +38,19 @@ const issues = (e: { issues: { path: PropertyKey[]; message: string }[] }) =>
 
 /**
  * Parses a JSONL transcript: a torn last line is noted, a corrupted line is reported by number.
- * `only` keeps just those event types (others are skipped unvalidated, e.g. the bulky result).
+ * `only` keeps just those event types (others are skipped unparsed and unvalidated, e.g. the bulky result).
  */
 export function parseJsonl(text: string, only?: ReadonlySet<string>): ParsedJsonl {
   const raw = text.split('\n');
   const endsCleanly = text.endsWith('\n') || text === '';
   if (raw.at(-1) === '') raw.pop();
   const out: ParsedJsonl = { lines: [], problems: [], torn: null };
+  // Each wanted event holds its type as the writer spells it (a quote inside a string is escaped):
+  // a line without any of them is skipped before it is parsed.
+  const marks = only && [...only].map((t) => `"type":${JSON.stringify(t)}`);
   raw.forEach((s, i) => {
     const line = i + 1;
-    if (!s.trim()) return;
+    if (!s.trim() || (marks && !marks.some((m) => s.includes(m)))) return;
     let json: unknown;
     try {
       json = JSON.parse(s);

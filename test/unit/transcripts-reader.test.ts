@@ -79,6 +79,27 @@ describe('parseJsonl', () => {
     expect(r.problems[1]!.message).toMatch(/not a transcript event \(label: /);
     expect(r.lines).toHaveLength(1);
   });
+
+  test('with `only`, other lines are skipped unparsed (a broken one too); a wanted one is kept whatever its output prints', () => {
+    const out = { text: '{"type":"patch"} printed by a test', bytes: 33, sha256: 'x', truncated: false, utf8: true };
+    const command = ev(2, {
+      type: 'command',
+      phase: 'red',
+      label: 'RED tests',
+      command: 'pytest',
+      cwd: '.',
+      envKeys: [],
+      exitCode: 1,
+      signal: null,
+      timedOut: false,
+      durationMs: 5,
+      stdout: out,
+      stderr: { ...out, text: '' },
+    });
+    const r = parseJsonl([PHASE(1, 'red', 'start'), '{"t":2, not json', command, VERDICT].join('\n'), new Set(['patch', 'command']));
+    expect(r.problems).toEqual([]);
+    expect(r.lines.map((l) => [l.line, l.type])).toEqual([[3, 'command']]);
+  });
 });
 
 describe('openRun', () => {
