@@ -145,6 +145,21 @@ console.log(JSON.stringify({ expected: report.summary.expected, concurrency: rep
     expect(readFileSync(path.join(project, 'out/junit.xml'), 'utf8')).toContain('<testsuites');
   });
 
+  test('a CommonJS project can require() it (Node 20.19+ loads the ES module)', async () => {
+    await writeFile(
+      path.join(project, 'uses.cjs'),
+      `const { selfcheck, defineConfig } = require('redgreen');
+selfcheck({ ...defineConfig({ concurrency: 1 }), ids: ['my_first_bug'] }).then(
+  (r) => console.log(r.fixtures.map((f) => f.fixtureId + ' ' + f.verdict).join()),
+  (e) => { console.error(e); process.exitCode = 1; },
+);
+`,
+    );
+    const ran = await sh(process.execPath, ['uses.cjs']);
+    expect(ran.stderr).toBe('');
+    expect(ran.stdout.trim()).toBe('my_first_bug valid');
+  });
+
   test('the package holds what the README calls bundled and the schemas reports and manifests point at', async () => {
     const pkg = path.join(project, 'node_modules/redgreen');
     expect((await readdir(path.join(pkg, 'fixtures'))).sort()).toEqual(
