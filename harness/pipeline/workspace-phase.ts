@@ -40,9 +40,13 @@ export async function prepareWorkspace(
     emit({ type: 'cache', key: plan!.key, hit: true, bytes: layer.bytes, paths: [], layer: true });
     return null;
   }
-  const failure = await timer.run('setup', () => runSetup(ctx));
+  // Keeping the workspace as a layer is part of setup: one setup phase in the transcript either way.
+  const failure = await timer.run('setup', async () => {
+    const failed = await runSetup(ctx);
+    if (!failed && plan) await saveLayer(ctx, plan, uploaded!);
+    return failed;
+  });
   if (failure?.timedOut) return { reason: failure.reason };
   if (failure) throw new RedgreenError('SETUP_FAILED', failure.reason);
-  if (plan) await timer.run('setup', () => saveLayer(ctx, plan, uploaded!));
   return null;
 }

@@ -143,26 +143,32 @@ export async function orphanLayers(docker: Docker): Promise<Docker.VolumeInspect
   });
 }
 
+/** The layer volume `key` on the engine, or null when there is none (most fixtures: asking first costs one call). */
+export async function findLayer(docker: Docker, key: string): Promise<Docker.VolumeInspectInfo | null> {
+  return docker
+    .getVolume(layerVolume(key))
+    .inspect()
+    .catch((e: unknown) => (statusOf(e) === 404 ? null : Promise.reject(e)));
+}
+
 /**
- * The overlay volume of a sandbox over the layer `key`: the layer's tree below, `upper` and `work`
- * (made empty beforehand in the `ws` tmpfs, which the running container keeps mounted) above.
- * Null when there is no such layer. The engine mounts it, on its own host, when a container that
- * names it starts: nothing of the harness's host is involved, so a remote engine works alike.
+ * The overlay volume of a sandbox over a layer (findLayer): the layer's tree below, `upper` and
+ * `work` (made empty beforehand in the `ws` tmpfs, which the running container keeps mounted)
+ * above. Null when the sandbox's volume is gone. The engine mounts it, on its own host, when a
+ * container that names it starts: nothing of the harness's host is involved, so a remote engine
+ * works alike.
  */
 export async function overlayOnLayer(
   docker: Docker,
   prefix: string,
-  key: string,
+  lower: Docker.VolumeInspectInfo,
   labels: Record<string, string>,
 ): Promise<{ layer: string; bytes: number } | null> {
-  const layer = layerVolume(key);
-  const [lower, upper] = await Promise.all([docker.getVolume(layer).inspect(), docker.getVolume(volumeNames(prefix)[0]!).inspect()]).catch(
-    (e: unknown) => {
-      if (statusOf(e) === 404) return [null, null];
-      throw e;
-    },
-  );
-  if (!lower || !upper) return null;
+  const upper = await docker
+    .getVolume(volumeNames(prefix)[0]!)
+    .inspect()
+    .catch((e: unknown) => (statusOf(e) === 404 ? null : Promise.reject(e)));
+  if (!upper) return null;
   await docker.createVolume({
     Name: overlayVolume(prefix),
     Labels: labels,
@@ -172,5 +178,5 @@ export async function overlayOnLayer(
       o: `lowerdir=${lower.Mountpoint}/tree,upperdir=${upper.Mountpoint}/upper,workdir=${upper.Mountpoint}/work`,
     },
   });
-  return { layer, bytes: Number(lower.Labels?.[BYTES_LABEL] ?? 0) || 0 };
+  return { layer: lower.Name, bytes: Number(lower.Labels?.[BYTES_LABEL] ?? 0) || 0 };
 }

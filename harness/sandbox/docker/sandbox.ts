@@ -7,7 +7,7 @@ import { startSandboxContainer, type PreparedContainer } from './container.js';
 import { execSimple } from './exec.js';
 import { ExecMode } from './exec-mode.js';
 import { LABEL } from './labels.js';
-import { overlayOnLayer, saveLayer } from './layers.js';
+import { findLayer, overlayOnLayer, saveLayer } from './layers.js';
 import { judgeLimits } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
 import * as files from './files.js';
@@ -213,9 +213,11 @@ export class DockerSandbox implements Sandbox {
     this.assertUsable();
     const old = this.c;
     if (!old.server || old.plan.layer) return null;
+    const lower = await findLayer(this.deps.docker, key).catch(() => null);
+    if (!lower) return null;
     if ((await this.inside(['mkdir', `${WORKDIR}/upper`, `${WORKDIR}/work`])).exitCode !== 0) return null;
     try {
-      const overlay = await overlayOnLayer(this.deps.docker, old.volume, key, old.plan.labels);
+      const overlay = await overlayOnLayer(this.deps.docker, old.volume, lower, old.plan.labels);
       if (overlay) {
         const plan = { ...old.plan, layer: overlay.layer };
         const fresh = await startSandboxContainer(this.deps.docker, plan, `${old.name}-${randomBytes(3).toString('hex')}`);
