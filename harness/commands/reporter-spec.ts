@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import type { Reporter } from '../reporters/reporter.js';
 
@@ -28,3 +29,13 @@ export const ReporterSpecSchema = z.custom<string | Reporter>().transform((v, ct
 /** `--reporter a,b --reporter c` from commander: one list. */
 export const splitReporterFlags = (values: readonly string[]): string[] =>
   values.flatMap((v) => v.split(',').map((x) => x.trim())).filter(Boolean);
+
+/** A config's reporters with their files (`junit=out/junit.xml`) taken from the config's folder, as its other paths are. */
+export function reportersFrom(dir: string, value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  return value.map((v) => {
+    if (typeof v !== 'string') return v;
+    const [name = '', file] = v.split(/=(.*)/s, 2).map((x) => x.trim());
+    return file ? `${name}=${path.resolve(dir, file)}` : v;
+  });
+}

@@ -11,7 +11,11 @@ import type { ReporterSpec } from './reporter-spec.js';
 
 /** `default`: progress on stderr, then the table and where the files are on stdout (unless stdout carries JSON). */
 class DefaultReporter extends ProgressReporter {
-  constructor(private readonly table: boolean) {
+  constructor(
+    private readonly table: boolean,
+    /** Files the user named (`junit=out/junit.xml`): said where they are, as report.json is. */
+    private readonly files: readonly string[],
+  ) {
     super();
   }
 
@@ -22,6 +26,7 @@ class DefaultReporter extends ProgressReporter {
       const skipped = e.report.notSubmitted?.length ? `not submitted (not run): ${e.report.notSubmitted.join(', ')}\n` : '';
       process.stdout.write(`${renderTable(e.report)}\n${skipped}report: ${e.reportPath}\ntranscript: ${e.transcriptDir}\n`);
     }
+    for (const f of this.files) process.stdout.write(`${f}\n`);
   }
 }
 
@@ -71,12 +76,13 @@ export function makeReporters(specs: readonly ReporterSpec[] | undefined, o: { c
       ];
   const names = chosen.flatMap((s) => ('name' in s && typeof s.name === 'string' ? [s.name] : []));
   const stdoutJson = names.includes('json');
+  const files = chosen.flatMap((s) => ('name' in s && 'file' in s && s.file ? [`${s.name}: ${s.file}`] : []));
   // Warnings go to the first reporter that shows them; without one (API), to nobody but that reporter list.
   const reporters: Reporter[] = [];
   const warn = (m: string) => reporters.forEach((r) => r.onLog?.(m, 'warning'));
   for (const s of chosen) {
     if (!('name' in s) || typeof s.name !== 'string') reporters.push(s as Reporter);
-    else if (s.name === 'default') reporters.push(new DefaultReporter(!stdoutJson));
+    else if (s.name === 'default') reporters.push(new DefaultReporter(!stdoutJson, files));
     else if (s.name === 'json') reporters.push(jsonReporter());
     else if (s.name === 'github') reporters.push(new GithubReporter(stdoutJson ? process.stderr : process.stdout));
     else reporters.push(fileReporter(s.name, 'file' in s ? s.file : undefined, warn));

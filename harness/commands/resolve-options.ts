@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { findConfig, loadConfigFile } from '../config/file.js';
 import { RedgreenError } from '../errors.js';
-import { splitReporterFlags } from './reporter-spec.js';
+import { reportersFrom, splitReporterFlags } from './reporter-spec.js';
 import { agentRunOptionsSchema, parseOptions, type OptionSources, type OptionStyle } from './options.js';
 
 /** Options that name this invocation's work, never a project's settings: not in a config file. */
@@ -39,6 +39,7 @@ export async function projectConfig(config: unknown): Promise<ProjectConfig> {
       `a config sets: ${allowed.join(', ')}`,
     );
   for (const k of PATH_KEYS) if (typeof values[k] === 'string') values[k] = path.resolve(loaded.dir, values[k] as string);
+  if ('reporter' in values) values.reporter = reportersFrom(loaded.dir, values.reporter);
   // The project is where its config is, unless the config says otherwise.
   values.root ??= loaded.dir;
   return { values, sources: Object.fromEntries(Object.keys(values).map((k) => [k, `${shown}: "${k}"`])) };

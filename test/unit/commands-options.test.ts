@@ -54,7 +54,7 @@ describe('config files', () => {
     await mkdir(path.join(root, 'a/b'), { recursive: true });
     await writeFile(
       path.join(root, 'redgreen.config.json'),
-      JSON.stringify({ concurrency: 3, fixtures: 'suite/fixtures', reporter: ['junit'] }),
+      JSON.stringify({ concurrency: 3, fixtures: 'suite/fixtures', reporter: ['junit', 'md=out/summary.md'] }),
     );
     process.chdir(path.join(root, 'a/b'));
     expect(findConfig('.')).toBe(path.join(root, 'redgreen.config.json'));
@@ -64,8 +64,13 @@ describe('config files', () => {
       repeat: 2,
       root,
       fixtures: path.join(root, 'suite/fixtures'),
-      reporter: [{ name: 'junit' }],
+      // A reporter's file is a path too: from the config's folder, not from where redgreen runs.
+      reporter: [{ name: 'junit' }, { name: 'md', file: path.join(root, 'out/summary.md') }],
     });
+    // One typed on the command line is the user's own, from where they are.
+    expect((await resolveOptions(selfcheckOptionsSchema, { reporter: ['md=here.md'] }, 'cli')).reporter).toEqual([
+      { name: 'md', file: 'here.md' },
+    ]);
     expect((await resolveOptions(selfcheckOptionsSchema, { concurrency: '1' }, 'cli')).concurrency).toBe(1);
     // config: false (API) ignores it; --config names another.
     expect((await resolveOptions(selfcheckOptionsSchema, { config: false }, 'api')).concurrency).not.toBe(3);
@@ -109,6 +114,9 @@ describe('reporters chosen', () => {
       printed.length = 0;
       for (const r of makeReporters([{ name: 'md', file: sink }], { cli: true, json: false })) await r.onEnd?.([end]);
       expect(printed).toEqual([]);
+      // With the table, a file the user named is said where it went, after report.json and the transcript.
+      for (const r of makeReporters([{ name: 'default' }, { name: 'md', file: sink }], { cli: true, json: false })) await r.onEnd?.([end]);
+      expect(printed.join('')).toMatch(new RegExp(`report: /nowhere/report.json\ntranscript: /nowhere\nmd: ${sink}\n$`));
     } finally {
       spy.mockRestore();
     }
