@@ -6,6 +6,7 @@ import { oracleProvider } from '../agents/static.js';
 import type { ProjectPaths } from '../config/paths.js';
 import { describeError, isRedgreenError } from '../errors.js';
 import { discoverFixtures } from '../fixtures/load.js';
+import { repoReference } from '../fixtures/source.js';
 import { writeFixture, type FixtureDraft } from '../fixtures/write-fixture.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { execute, type ExecuteOutcome } from './execute.js';
@@ -112,6 +113,9 @@ async function place(
   const manifestPath = path.join(from.fixturesDir, id, 'fixture.json');
   const json = JSON.parse(await readFile(manifestPath, 'utf8')) as Record<string, unknown>;
   json.tests = tests;
+  const source = json.source as { repo?: unknown } | undefined;
+  if (typeof source?.repo === 'string' && path.isAbsolute(source.repo))
+    source.repo = repoReference(source.repo, path.join(to.fixturesDir, id), to.root);
   await writeFile(manifestPath, `${JSON.stringify(json, null, 2)}\n`);
   await mkdir(to.fixturesDir, { recursive: true });
   await mkdir(to.oraclesDir, { recursive: true });

@@ -134,3 +134,19 @@ test('a URL is mirrored once, fetched when a commit is missing, and named by a f
     ['clamp_ref', 'valid'],
   ]);
 });
+
+test('a local repository is named relative to the fixture folder when it is in the project, else by its absolute path', async () => {
+  const root = path.join(base, 'local-reference');
+  const inside = path.join(root, 'vendor', 'clamp');
+  await simpleGit().raw(['clone', '-q', repo, inside]);
+  const made = await runCli(['new', 'clamp_in', '--from-commit', shas[2]!, '--repo', inside, '--by-reference', '--root', root], { env });
+  expect(made.code, made.stderr).toBe(0);
+  const out = await runCli(['new', 'clamp_out', '--from-commit', shas[2]!, '--repo', repo, '--by-reference', '--root', root], { env });
+  expect(out.code, out.stderr).toBe(0);
+  const source = async (id: string) =>
+    (JSON.parse(await readFile(path.join(root, 'fixtures', id, 'fixture.json'), 'utf8')) as { source: { repo: string } }).source.repo;
+  expect(await source('clamp_in')).toBe(path.join('..', '..', 'vendor', 'clamp'));
+  expect(await source('clamp_out')).toBe(path.resolve(repo));
+  const check = await runCli(['selfcheck', '--root', root, '--json'], { env });
+  expect(check.code, check.stderr).toBe(0);
+});
