@@ -54,7 +54,7 @@ async function refused(args: string[], code: string, message: RegExp) {
 describe('new --from-commit refuses, with a code and exit 2', () => {
   test('a folder that is not a repository', async () => {
     await mkdir(path.join(base, 'plain'), { recursive: true });
-    await refused(['--from-commit', shas[2]!, '--repo', path.join(base, 'plain')], 'repo_not_found', /is not a git repository/);
+    await refused(['--from-commit', shas[2]!, '--repo', path.join(base, 'plain')], 'repo_not_found', /plain is not a git repository\n/);
     await refused(['--from-commit', shas[2]!, '--repo', path.join(base, 'nowhere')], 'repo_not_found', /is not a folder/);
   });
   test('a commit the repository does not have', () =>
