@@ -89,9 +89,25 @@ export function describeError(e: unknown): string {
   return String(e);
 }
 
-/** The last lines of a command's output, on one line, for a reason a user can act on. */
+/** Terminal escapes (colours, cursor moves, titles): tools print them even into a pipe (pip does). */
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
+/** A line that names what went wrong ("ERROR: No matching distribution…", "npm ERR!", "fatal: …"). */
+const NAMES_ERROR = /^\s*(?:error|fatal|npm err!|e)\b[:!]?\s/i;
+
+/**
+ * The last lines of a command's output, on one line, as plain text, for a reason a user can act
+ * on. A tool whose last lines are only an epilogue ("See above for output") named the error
+ * earlier: that first line naming it comes first.
+ */
 export function tailOf(text: string, lines = 3): string {
-  return text.trim().split('\n').slice(-lines).join(' ⏎ ').slice(-400);
+  const all = text
+    .replace(ANSI, '')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim());
+  const tail = all.slice(-lines).join(' ⏎ ').slice(-400);
+  const named = all.slice(0, -lines).find((l) => NAMES_ERROR.test(l));
+  return named ? `${named.trim().slice(0, 200)} ⏎ … ⏎ ${tail.slice(-300)}` : tail;
 }
 
 /**

@@ -26,4 +26,24 @@ describe('a missing runner tool is told apart from a broken test command', () =>
     expect(tail('a\nb\nc\nd\n')).toBe('b ⏎ c ⏎ d');
     expect(tail('x'.repeat(1000)).length).toBe(400);
   });
+
+  test('plain text, and the line that names the error first when the last lines are only an epilogue', () => {
+    expect(tail('\x1b[31mERROR\x1b[0m: boom\n\x1b]0;title\x07done\n')).toBe('ERROR: boom ⏎ done');
+    const pip = [
+      'Processing /workspace',
+      '  Installing build dependencies: started',
+      '  ERROR: Could not find a version that satisfies the requirement setuptools>=40.8.0 (from versions: none)',
+      '  ERROR: No matching distribution found for setuptools>=40.8.0',
+      '  error: subprocess-exited-with-error',
+      '',
+      '  \x1b[31m×\x1b[0m pip subprocess to install build dependencies did not run successfully.',
+      '  ╰─> See above for output.',
+      'note: This error originates from a subprocess, and is likely not a problem with pip.',
+    ].join('\n');
+    expect(tail(pip)).toBe(
+      'ERROR: Could not find a version that satisfies the requirement setuptools>=40.8.0 (from versions: none) ⏎ … ⏎ ' +
+        '  × pip subprocess to install build dependencies did not run successfully. ⏎   ╰─> See above for output. ⏎ ' +
+        'note: This error originates from a subprocess, and is likely not a problem with pip.',
+    );
+  });
 });
