@@ -6,6 +6,7 @@ import { intFromCli } from '../config/values.js';
 import { describeError, RedgreenError } from '../errors.js';
 import { commitSubjects, firstParentHistory } from '../fixtures/commit-diff.js';
 import { planFromCommit } from '../fixtures/from-commit.js';
+import { scanFixtures } from '../fixtures/load.js';
 import { openRepository } from '../fixtures/mirror.js';
 import type { FixtureDraft } from '../fixtures/write-fixture.js';
 import { draftOf } from './new-from-commit.js';
@@ -65,9 +66,10 @@ export async function mine(ref: string, options: MineOptions): Promise<number> {
   const rows: MineRow[] = [];
   const drafts: FixtureDraft[] = [];
   const subjects = new Map<string, { commit: string; subject: string }>();
+  const made = await fixturesOfCommits(paths);
   for (const sha of shas) {
-    const id = `${prefix}-${sha.slice(0, 8)}`;
-    if (existsSync(path.join(paths.fixturesDir, id))) {
+    const id = made.get(sha) ?? `${prefix}-${sha.slice(0, 8)}`;
+    if (made.has(sha) || existsSync(path.join(paths.fixturesDir, id))) {
       rows.push({ commit: sha, subject: subjectOf.get(sha) ?? '', id, kept: false, reason: `already a fixture: ${id}` });
       continue;
     }
@@ -122,4 +124,13 @@ function render(ref: string, walked: number, rows: MineRow[]): string {
   if (rest.length) lines.push('not kept:');
   for (const r of rest) lines.push(`  ${r.commit.slice(0, 12)}  ${r.subject}\n      ${r.reason}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The fixtures here made from a commit (`new --from-commit`, an earlier `mine`), by that commit's sha. */
+async function fixturesOfCommits(paths: { fixturesDir: string; oraclesDir: string }): Promise<Map<string, string>> {
+  const scan = await scanFixtures(paths).catch(() => ({ fixtures: [] }));
+  const made = new Map<string, string>();
+  for (const f of scan.fixtures)
+    if (f.manifest.origin?.kind === 'commit' && typeof f.manifest.origin.commit === 'string') made.set(f.manifest.origin.commit, f.id);
+  return made;
 }

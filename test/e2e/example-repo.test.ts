@@ -31,7 +31,9 @@ test('new --from-commit HEAD, mine, import swe-bench, selfcheck and export swe-b
 
   const mined = await cli('mine', 'clones/example__clamp', '--since', '2024-01-01');
   expect(mined.code, mined.stderr).toBe(0);
-  expect(mined.stdout).toContain('clones/example__clamp: 3 commit(s), 1 fixture(s) kept');
+  // The fix is clamp_fix already (by its commit, whatever its id): listed as such, not made twice.
+  expect(mined.stdout).toContain('clones/example__clamp: 3 commit(s), 0 fixture(s) kept');
+  expect(mined.stdout).toMatch(/already a fixture: clamp_fix/);
   expect(mined.stdout).toMatch(/changes no test file \(README\.md\)/);
 
   const imported = await cli('import', 'swe-bench', 'examples/swe-bench.jsonl', '--repos', 'clones');
