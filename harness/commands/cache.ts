@@ -97,7 +97,7 @@ async function pruneFolders(cacheDir: string, how: PruneHow) {
   return out;
 }
 
-/** A prepared layer kept by a container engine (sandbox/docker/layers.ts): made at, not last used. */
+/** A prepared layer kept by a container engine (sandbox/docker/layers.ts). */
 function engineLayerRow(engine: string, l: EngineLayer) {
   return {
     kind: 'layer' as const,
@@ -184,7 +184,7 @@ export async function cacheList(options: CacheListOptions): Promise<number> {
     r.fixture ?? (r.kind === 'tree' || r.kind === 'mirror' ? '' : '(unreadable)'),
     r.backend ?? '',
     bytes(r.bytes),
-    `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}${'engine' in r ? ' (made)' : ''}`,
+    `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}`,
   ]);
   const summary =
     `${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}, ${bytes(total)}, ${layers.length} prepared layer(s), ${bytes(layerTotal)} ` +

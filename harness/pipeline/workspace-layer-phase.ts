@@ -37,7 +37,7 @@ export async function startFromLayer(ctx: FixtureContext, plan: LayerPlan): Prom
   const sb = ctx.sandbox;
   if (plan.setupKey && !(await cache.lookup(plan.setupKey, ctx.fixture, sb))) return null;
   if (sb.startLayer) {
-    const started = await sb.startLayer(plan.key);
+    const started = await sb.startLayer(plan.key, { cacheDir: cache.layers!.dir });
     return started && { bytes: started.bytes, release: () => undefined };
   }
   const started = await cache.layers!.start(plan.key, sb);

@@ -15,7 +15,7 @@ import { dockerClient } from '../../harness/sandbox/docker/client.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { LABEL } from '../../harness/sandbox/docker/labels.js';
 import { collectGarbage } from '../../harness/sandbox/docker/gc.js';
-import { layerVolume, listLayers, pruneLayers } from '../../harness/sandbox/docker/layers.js';
+import { evictLayers, layerVolume, listLayers, pruneLayers } from '../../harness/sandbox/docker/layers.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { runCli } from '../helpers/cli.js';
@@ -143,6 +143,39 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
       const report = await collectGarbage(docker);
       expect(report.removed.map((r) => r.name)).toContain(layerVolume(`${scope}-0`));
       expect((await listLayers(docker, scope)).map((l) => l.key)).toEqual([`${scope}-1`]);
+    } finally {
+      await backend.close();
+      await pruneLayers(docker, scope, { all: true });
+    }
+  });
+
+  test('eviction takes the least recently used layer: a start from one counts as its use', async () => {
+    const docker = client();
+    const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-layers', ...(name === 'podman' ? { docker, name } : {}) }));
+    const cacheDir = await tempDir();
+    const scope = `test-${randomBytes(4).toString('hex')}`;
+    const [older, newer] = [`${scope}-0`, `${scope}-1`];
+    try {
+      const sb = await backend.create({ runId: 'docker-layers', fixtureId: 'lru' });
+      try {
+        await sb.writeFiles([{ path: 'a.txt', content: 'a\n' }]);
+        for (const key of [older, newer])
+          expect(await sb.saveLayer!(key, { fixture: 'lru', maxBytes: 1024 ** 3, scope, cacheDir })).toBeNull();
+      } finally {
+        await sb.destroy();
+      }
+      const user = await backend.create({ runId: 'docker-layers', fixtureId: 'lru' });
+      try {
+        expect(await user.startLayer!(older, { cacheDir })).not.toBeNull();
+        expect((await user.exec('cat a.txt')).stdout).toBe('a\n');
+      } finally {
+        await user.destroy();
+      }
+      expect((await listLayers(docker, scope)).map((l) => l.key)).toEqual([newer, older]);
+      const [one] = await listLayers(docker, scope);
+      const evicted = await evictLayers(docker, scope, one!.bytes);
+      expect(evicted.map((l) => l.key)).toEqual([newer]);
+      expect((await listLayers(docker, scope)).map((l) => l.key)).toEqual([older]);
     } finally {
       await backend.close();
       await pruneLayers(docker, scope, { all: true });

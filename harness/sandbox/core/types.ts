@@ -111,10 +111,11 @@ export interface Sandbox {
   /**
    * Prepared layers its engine keeps, for a backend whose workspace is not a host folder (Docker):
    * `startLayer` starts the still-empty workspace copy-on-write from the layer `key` (its size, or
-   * null when there is none or it cannot); `saveLayer` keeps the workspace as it is now as that
-   * layer (why not, or null), the oldest layers of the same cache (`scope`, at `cacheDir`) going beyond `maxBytes`.
+   * null when there is none or it cannot), noting the use in the cache's `cacheDir`; `saveLayer`
+   * keeps the workspace as it is now as that layer (why not, or null), the least recently used
+   * layers of the same cache (`scope`, at `cacheDir`) going beyond `maxBytes`.
    */
-  startLayer?(key: string): Promise<{ bytes: number } | null>;
+  startLayer?(key: string, info?: { cacheDir: string }): Promise<{ bytes: number } | null>;
   saveLayer?(key: string, info: { fixture: string; maxBytes: number; scope: string; cacheDir: string }): Promise<string | null>;
   /** Idempotent, never throws: kills every process and removes every resource. */
   destroy(): Promise<void>;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import type Docker from 'dockerode';
 import { describeError } from '../../errors.js';
 import { statusOf } from './client.js';
@@ -28,6 +29,27 @@ const CACHE_LABEL = 'redgreen.layer-cache';
 
 export function layerVolume(key: string): string {
   return `redgreen-layer-${key}`;
+}
+
+/**
+ * A layer's last use, as the time of a file in its cache's folder on this host (a volume's labels
+ * cannot change): eviction and prune go by it, the least recently used first, as for the others.
+ */
+const usesOf = (cacheDir: string, key: string) => path.join(cacheDir, 'engine-uses', key);
+
+/** Records that a sandbox started from the layer `key` now. Never throws: a use it cannot note only ages the layer. */
+export function markLayerUse(cacheDir: string, key: string): void {
+  try {
+    mkdirSync(path.dirname(usesOf(cacheDir, key)), { recursive: true });
+    writeFileSync(usesOf(cacheDir, key), '');
+  } catch {
+    // the cache folder is read-only or gone
+  }
+}
+
+function lastUseOf(made: Date, usesFile: string | undefined): Date {
+  const used = usesFile ? statSync(usesFile, { throwIfNoEntry: false })?.mtime : undefined;
+  return used && used > made ? used : made;
 }
 
 /** The file mode bits, owners and times come along: the copy runs as root, with only the capabilities a copy needs. */
@@ -90,45 +112,56 @@ export async function saveLayer(
   return null;
 }
 
-/** Removes a layer volume; false when the engine refuses (a container mounts it) or it is gone. */
-async function removeLayer(docker: Docker, name: string): Promise<boolean> {
-  return docker
+/** Removes a layer volume (and the note of its last use); false when the engine refuses (a container mounts it) or it is gone. */
+async function removeLayer(docker: Docker, name: string, usesFile?: string): Promise<boolean> {
+  const removed = await docker
     .getVolume(name)
     .remove()
     .then(
       () => true,
       () => false,
     );
+  if (removed && usesFile) rmSync(usesFile, { force: true });
+  return removed;
 }
 
-/** A layer volume as a cache entry; its last use is when it was made (a volume's labels cannot record a use). */
+/** A layer volume as a cache entry; its last use is its last start (markLayerUse), else when it was made. */
 export interface EngineLayer extends LruEntry {
   key: string;
   fixture: string;
+  /** Where its last use is noted (markLayerUse), when it names its cache folder. */
+  usesFile?: string;
 }
 
-/** Every layer volume of a cache (`scope`) on this engine, oldest first, with its size. */
+/** Every layer volume of a cache (`scope`) on this engine, least recently used first, with its size. */
 export async function listLayers(docker: Docker, scope: string): Promise<EngineLayer[]> {
   const volumes = (await docker.listVolumes({ filters: { label: [LAYER_LABEL, `${SCOPE_LABEL}=${scope}`] } })).Volumes ?? [];
   return volumes
-    .map((v) => ({
-      name: v.Name,
-      key: v.Labels?.[LAYER_LABEL] ?? '',
-      bytes: Number(v.Labels?.[BYTES_LABEL] ?? 0) || 0,
-      fixture: v.Labels?.[LABEL.fixture] ?? '',
-      lastUsed: new Date((v as { CreatedAt?: string }).CreatedAt || 0),
-    }))
+    .map((v) => {
+      const key = v.Labels?.[LAYER_LABEL] ?? '';
+      const dir = v.Labels?.[CACHE_LABEL];
+      const usesFile = dir ? usesOf(dir, key) : undefined;
+      const made = new Date((v as { CreatedAt?: string }).CreatedAt || 0);
+      return {
+        name: v.Name,
+        key,
+        bytes: Number(v.Labels?.[BYTES_LABEL] ?? 0) || 0,
+        fixture: v.Labels?.[LABEL.fixture] ?? '',
+        lastUsed: lastUseOf(made, usesFile),
+        ...(usesFile ? { usesFile } : {}),
+      };
+    })
     .sort((a, b) => a.lastUsed.getTime() - b.lastUsed.getTime() || a.name.localeCompare(b.name));
 }
 
-/** Removes the oldest layers of a cache (`keep` stays) until the rest fit in `maxBytes`; one a container mounts stays (the engine refuses). */
+/** Removes the least recently used layers of a cache (`keep` stays) until the rest fit in `maxBytes`; one a container mounts stays (the engine refuses). */
 export async function evictLayers(docker: Docker, scope: string, maxBytes: number, keep?: string): Promise<EngineLayer[]> {
-  return evictLru(await listLayers(docker, scope).catch(() => []), maxBytes, keep, (l) => removeLayer(docker, l.name));
+  return evictLru(await listLayers(docker, scope).catch(() => []), maxBytes, keep, (l) => removeLayer(docker, l.name, l.usesFile));
 }
 
-/** `redgreen cache prune` on an engine: a cache's layers, all, down to a size, or those made some days ago (mounted ones stay). */
+/** `redgreen cache prune` on an engine: a cache's layers, all, down to a size, or those unused for some days (mounted ones stay). */
 export async function pruneLayers(docker: Docker, scope: string, how: PruneHow): Promise<EngineLayer[]> {
-  return pruneLru(await listLayers(docker, scope), how, (l) => removeLayer(docker, l.name));
+  return pruneLru(await listLayers(docker, scope), how, (l) => removeLayer(docker, l.name, l.usesFile));
 }
 
 /**

@@ -7,7 +7,7 @@ import { startSandboxContainer, type PreparedContainer } from './container.js';
 import { execSimple } from './exec.js';
 import { ExecMode } from './exec-mode.js';
 import { LABEL } from './labels.js';
-import { findLayer, overlayOnLayer, saveLayer } from './layers.js';
+import { findLayer, markLayerUse, overlayOnLayer, saveLayer } from './layers.js';
 import { judgeLimits } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
 import * as files from './files.js';
@@ -209,7 +209,7 @@ export class DockerSandbox implements Sandbox {
    * holds the `ws` tmpfs the overlay writes into, then the old one goes. Null, and the workspace
    * empty again, when there is no such layer or the engine cannot mount it.
    */
-  async startLayer(key: string): Promise<{ bytes: number } | null> {
+  async startLayer(key: string, info?: { cacheDir: string }): Promise<{ bytes: number } | null> {
     this.assertUsable();
     const old = this.c;
     if (!old.server || old.plan.layer) return null;
@@ -223,6 +223,7 @@ export class DockerSandbox implements Sandbox {
         const fresh = await startSandboxContainer(this.deps.docker, plan, `${old.name}-${randomBytes(3).toString('hex')}`);
         this.c = { ...old, ...fresh, plan, resettable: false, counters: { oomKills: 0, pidsMax: 0 } };
         await this.deps.retire(old);
+        if (info) markLayerUse(info.cacheDir, key);
         return { bytes: overlay.bytes };
       }
     } catch {
