@@ -189,6 +189,10 @@ export function program(): Command {
       '--repos <dir>',
       'swe-bench: where folder fixtures become repositories (local__<id>), as instances need a repository and commit',
     )
+    .option(
+      '--spec <file>',
+      "swe-bench: also write the spec file an import reads them back with (each repository's runner, commands, setup)",
+    )
     .action(async (format: string, ids: string[], _opts: unknown, cmd: Command) => {
       const { exportFixtures, ExportOptionsSchema } = await import('./commands/export.js');
       process.exitCode = await exportFixtures(format, ids, await optionsOf(() => ExportOptionsSchema, cmd));

@@ -6,12 +6,14 @@ import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { writeHarborTask } from '../fixtures/harbor-export.js';
 import { discoverFixtures } from '../fixtures/load.js';
 import { instanceOf } from '../fixtures/swebench-export.js';
+import { SpecExport } from '../fixtures/swebench-spec-export.js';
 import { protectedGlobs } from '../pipeline/patch-phase.js';
 import { PathOptionsSchema } from './options.js';
 
 export const ExportOptionsSchema = PathOptionsSchema.extend({
   out: z.string().min(1).optional(),
   repos: z.string().min(1).optional(),
+  spec: z.string().min(1).optional(),
 });
 export type ExportOptions = z.infer<typeof ExportOptionsSchema>;
 
@@ -33,15 +35,17 @@ export async function exportFixtures(format: string, ids: string[], options: Exp
   };
   for (const b of broken) problem(b.id, b.error.message);
   const lines: string[] = [];
+  const specs = new SpecExport();
   for (const f of fixtures) {
     try {
-      if (format === 'swe-bench')
-        lines.push(
-          JSON.stringify(
-            await instanceOf(f, { cacheDir: paths.cacheDir, ...(options.repos ? { reposDir: path.resolve(options.repos) } : {}) }),
-          ),
-        );
-      else
+      if (format === 'swe-bench') {
+        const instance = await instanceOf(f, {
+          cacheDir: paths.cacheDir,
+          ...(options.repos ? { reposDir: path.resolve(options.repos) } : {}),
+        });
+        specs.add(f, { repo: String(instance.repo), version: String(instance.version) });
+        lines.push(JSON.stringify(instance));
+      } else
         process.stderr.write(
           `✔ ${f.id} → ${path.relative(process.cwd(), await writeHarborTask(f, path.resolve(options.out!), protectedGlobs(f)))}\n`,
         );
@@ -56,6 +60,15 @@ export async function exportFixtures(format: string, ids: string[], options: Exp
       await writeFile(options.out, text);
       process.stderr.write(`${lines.length} instance(s) written to ${options.out}\n`);
     } else process.stdout.write(text);
+    if (options.spec) {
+      for (const id of specs.conflicts)
+        problem(
+          id,
+          'runs otherwise than another fixture of its repository and version: the spec file cannot say both (import it with a spec of its own)',
+        );
+      await writeFile(options.spec, `${JSON.stringify(specs.file, null, 2)}\n`);
+      process.stderr.write(`the spec to import them back with: ${options.spec} (--spec ${options.spec})\n`);
+    }
   }
   return problems ? 2 : 0;
 }

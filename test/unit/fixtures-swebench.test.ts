@@ -5,6 +5,8 @@ import { isUrl, mirrorName } from '../../harness/fixtures/mirror.js';
 import { specFor } from '../../harness/fixtures/repo-spec.js';
 import { readInstances, toRedgreenId, toSweBenchId } from '../../harness/fixtures/swebench.js';
 import { repoName } from '../../harness/fixtures/swebench-export.js';
+import { SpecExport } from '../../harness/fixtures/swebench-spec-export.js';
+import type { Fixture } from '../../harness/fixtures/load.js';
 
 const instance = (over: Record<string, unknown> = {}) => ({
   instance_id: 'acme__kit-1',
@@ -93,4 +95,24 @@ test('task.toml holds its tables in TOML', () => {
     'schema_version = "1.3"\n\n[task]\nname = "redgreen/x"\ndescription = "A bug"\nkeywords = ["redgreen", "pytest"]\n\n[metadata]\nauthor_name = "redgreen"\ncategory = "debugging"\ntags = ["redgreen", "pytest"]\nredgreen_fixture = "x"\nrunner = "pytest"\n\n' +
       '[verifier]\ntimeout_sec = 180\n\n[agent]\ntimeout_sec = 1800\n\n[environment]\nbuild_timeout_sec = 600\ncpus = 2\nmemory_mb = 4096\nstorage_mb = 10240\n',
   );
+});
+
+describe('the spec file export writes', () => {
+  const fixture = (id: string, command: string) =>
+    ({
+      id,
+      manifest: { runner: 'pytest', language: 'python', test: { command, timeoutSec: 60 }, env: {}, protected: [] },
+    }) as unknown as Fixture;
+
+  test('one entry per repository, a version of its own where fixtures of one repository run otherwise, a conflict named', () => {
+    const specs = new SpecExport();
+    specs.add(fixture('a', 'pytest -q'), { repo: 'acme/kit', version: '1.0' });
+    specs.add(fixture('b', 'pytest -q'), { repo: 'acme/kit', version: '1.0' });
+    specs.add(fixture('c', 'pytest -q tests'), { repo: 'acme/kit', version: '2.0' });
+    specs.add(fixture('d', 'pytest -x'), { repo: 'acme/kit', version: '2.0' });
+    expect(specs.conflicts).toEqual(['d']);
+    expect(specFor(specs.file, 'acme/kit', '1.0')?.test?.command).toBe('pytest -q');
+    expect(specFor(specs.file, 'acme/kit', '2.0')?.test?.command).toBe('pytest -q tests');
+    expect(specs.file['acme/kit']).toMatchObject({ runner: 'pytest', language: 'python', test: { timeoutSec: 60 } });
+  });
 });
