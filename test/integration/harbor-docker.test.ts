@@ -49,9 +49,11 @@ test.skipIf(unavailable)(
         bash(
           'mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1; cat /logs/verifier/reward.txt',
         );
-      expect(docker('cp', path.join(task, 'tests'), `${container}:/tests`).code).toBe(0);
+      const tests = docker('cp', path.join(task, 'tests'), `${container}:/tests`);
+      expect(tests.code, tests.out).toBe(0);
       expect(verify().out).toBe('0\n');
-      expect(docker('cp', path.join(task, 'solution'), `${container}:/solution`).code).toBe(0);
+      const solution = docker('cp', path.join(task, 'solution'), `${container}:/solution`);
+      expect(solution.code, solution.out).toBe(0);
       const solved = bash('mkdir -p /logs/agent && chmod +x /solution/solve.sh && /solution/solve.sh > /logs/agent/oracle.txt 2>&1');
       expect(solved.code, bash('cat /logs/agent/oracle.txt').out).toBe(0);
       expect(verify().out).toBe('1\n');
