@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { z } from 'zod';
 import { resolvePaths } from '../config/paths.js';
 import { scanFixtures } from '../fixtures/load.js';
-import type { Runner } from '../fixtures/manifest.js';
+import { isBuiltinRunner, type Runner, type RunnerId } from '../fixtures/manifest.js';
 import { BACKENDS } from '../sandbox/backends.js';
 import { PathOptionsSchema } from './options.js';
 
@@ -75,6 +75,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
       return { name: t.name, ok: out.ok, detail: out.text, ...(out.ok ? {} : { fix: t.fix }), ...(neededBy.length ? { neededBy } : {}) };
     }),
   );
+  tools.push(...(await registeredTools(byRunner)));
   const ctx = { passEnv: [], cacheDir: paths.cacheDir };
   const backends = await Promise.all(
     BACKENDS.map(async (b): Promise<Finding> => {
@@ -99,6 +100,39 @@ export async function doctor(options: DoctorOptions): Promise<number> {
     );
   }
   return missing.length ? 1 : 0;
+}
+
+/**
+ * The programs runners registered from user code (a config's registerRunner) say they need (their
+ * adapter's `tools`), for the fixtures that use them: present when the shell finds them on PATH.
+ */
+async function registeredTools(byRunner: ReadonlyMap<string, string[]>): Promise<Finding[]> {
+  const custom = [...byRunner].filter(([runner]) => !isBuiltinRunner(runner));
+  if (!custom.length) return [];
+  const { adapterFor } = await import('../results/index.js');
+  const needs = new Map<string, { runners: string[]; ids: string[] }>();
+  for (const [runner, ids] of custom) {
+    for (const tool of adapterFor(runner as RunnerId).tools ?? []) {
+      const n = needs.get(tool) ?? needs.set(tool, { runners: [], ids: [] }).get(tool)!;
+      n.runners.push(runner);
+      n.ids.push(...ids);
+    }
+  }
+  return Promise.all(
+    [...needs].map(async ([tool, n]): Promise<Finding> => {
+      const found = await version(['sh', '-c', 'command -v "$1"', 'sh', tool]);
+      const by = `the ${n.runners.join(', ')} runner${n.runners.length > 1 ? 's' : ''} registered in your config`;
+      return found.ok
+        ? { name: tool, ok: true, detail: `${found.text} (for ${by})`, neededBy: n.ids }
+        : {
+            name: tool,
+            ok: false,
+            detail: `${tool} not found on PATH`,
+            fix: `install ${tool}: ${by} run${n.runners.length > 1 ? '' : 's'} it`,
+            neededBy: n.ids,
+          };
+    }),
+  );
 }
 
 function line(f: Finding): string {

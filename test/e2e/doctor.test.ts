@@ -1,8 +1,9 @@
-import { symlink, mkdir } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { scaffoldFixture } from '../../harness/fixtures/scaffold.js';
-import { runCli } from '../helpers/cli.js';
+import { REPO, runCli } from '../helpers/cli.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
@@ -42,6 +43,32 @@ describe('redgreen doctor', () => {
     expect(out.missing.sort()).toEqual(['go', 'npm', 'npx', 'python3 + pytest']);
     expect(out.backends.map((b) => b.name)).toEqual(['local', 'bwrap', 'docker', 'podman', 'e2b']);
     expect(out.backends[0]).toMatchObject({ name: 'local', ok: true });
+  });
+
+  test('a runner the config registers is checked for the tools its adapter names, for the fixtures that use it', async () => {
+    const root = await tempDir();
+    const dirs = { fixturesDir: path.join(root, 'fixtures'), oraclesDir: path.join(root, 'oracles') };
+    await scaffoldFixture({ id: 'custom_bug', runner: 'exit-code', ...dirs });
+    const manifest = path.join(dirs.fixturesDir, 'custom_bug', 'fixture.json');
+    await writeFile(manifest, JSON.stringify({ ...JSON.parse(await readFile(manifest, 'utf8')), runner: 'lines' }));
+    const api = JSON.stringify(pathToFileURL(path.join(REPO, 'dist', 'api', 'index.js')).href);
+    await writeFile(
+      path.join(root, 'redgreen.config.mjs'),
+      `import { defineConfig, registerRunner } from ${api};\n` +
+        "registerRunner({ runner: 'lines', tools: ['sh', 'rg-no-such-tool'], infrastructure: [], prepare: (c) => ({ command: c.command, env: {} }), parse: () => ({ source: 'none', tests: [], counts: { passed: 0, failed: 0, skipped: 0, errors: 0, total: 0 } }) });\n" +
+        'export default defineConfig({});\n',
+    );
+    const r = await runCli(['doctor', '--json'], { cwd: root });
+    const out = JSON.parse(r.stdout) as { tools: { name: string; ok: boolean; fix?: string; neededBy?: string[] }[]; missing: string[] };
+    const tool = (n: string) => out.tools.find((t) => t.name === n);
+    expect(tool('sh')).toMatchObject({ ok: true, neededBy: ['custom_bug'] });
+    expect(tool('rg-no-such-tool')).toMatchObject({
+      ok: false,
+      neededBy: ['custom_bug'],
+      fix: 'install rg-no-such-tool: the lines runner registered in your config runs it',
+    });
+    expect(out.missing).toEqual(['rg-no-such-tool']);
+    expect(r.code).toBe(1);
   });
 
   test('on this machine with its tools, the bundled fixtures have what they need', async () => {
