@@ -2,7 +2,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { scaffoldFixture } from '../../harness/fixtures/scaffold.js';
@@ -10,7 +9,8 @@ import { TEMPLATES } from '../../harness/fixtures/templates.js';
 import { ReportSchema, summarize } from '../../harness/reporters/report.js';
 import { RunStateSchema } from '../../harness/transcripts/schema.js';
 import { BUNDLED, SEEDS } from '../helpers/bundled.js';
-import { REPO, runCli, spawnCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { configRegisteringLines } from '../helpers/project.js';
 import { listenReady, pythonNotify } from '../helpers/ready-socket.js';
 import { recordedRun } from '../helpers/recorded-run.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
@@ -98,13 +98,7 @@ describe('redgreen CLI', () => {
     const unknown = await runCli(['new', 'x', '--runner', 'nope'], { cwd: root });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--runner: unknown runner "nope": one of pytest, unittest, node-test');
-    const api = JSON.stringify(pathToFileURL(path.join(REPO, 'dist', 'api', 'index.js')).href);
-    await writeFile(
-      path.join(root, 'redgreen.config.mjs'),
-      `import { defineConfig, registerRunner } from ${api};\n` +
-        "registerRunner({ runner: 'lines', infrastructure: [], prepare: (c) => ({ command: c.command, env: {} }), parse: () => ({ source: 'none', tests: [], counts: { passed: 0, failed: 0, skipped: 0, errors: 0, total: 0 } }) });\n" +
-        'export default defineConfig({});\n',
-    );
+    await configRegisteringLines(root);
     const custom = await runCli(['new', 'x', '--runner', 'lines'], { cwd: root });
     expect(custom.code).toBe(2);
     expect(custom.stderr).toMatch(

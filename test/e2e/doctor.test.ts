@@ -1,9 +1,9 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { scaffoldFixture } from '../../harness/fixtures/scaffold.js';
-import { REPO, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { configRegisteringLines } from '../helpers/project.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
@@ -51,13 +51,7 @@ describe('redgreen doctor', () => {
     await scaffoldFixture({ id: 'custom_bug', runner: 'exit-code', ...dirs });
     const manifest = path.join(dirs.fixturesDir, 'custom_bug', 'fixture.json');
     await writeFile(manifest, JSON.stringify({ ...JSON.parse(await readFile(manifest, 'utf8')), runner: 'lines' }));
-    const api = JSON.stringify(pathToFileURL(path.join(REPO, 'dist', 'api', 'index.js')).href);
-    await writeFile(
-      path.join(root, 'redgreen.config.mjs'),
-      `import { defineConfig, registerRunner } from ${api};\n` +
-        "registerRunner({ runner: 'lines', tools: ['sh', 'rg-no-such-tool'], infrastructure: [], prepare: (c) => ({ command: c.command, env: {} }), parse: () => ({ source: 'none', tests: [], counts: { passed: 0, failed: 0, skipped: 0, errors: 0, total: 0 } }) });\n" +
-        'export default defineConfig({});\n',
-    );
+    await configRegisteringLines(root, ['sh', 'rg-no-such-tool']);
     const r = await runCli(['doctor', '--json'], { cwd: root });
     const out = JSON.parse(r.stdout) as { tools: { name: string; ok: boolean; fix?: string; neededBy?: string[] }[]; missing: string[] };
     const tool = (n: string) => out.tools.find((t) => t.name === n);

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { oracleProvider } from '../../harness/agents/static.js';
 import type { PatchProvider } from '../../harness/pipeline/provider.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
@@ -10,6 +11,7 @@ import { runFixtures } from '../../harness/pipeline/scheduler.js';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 import type { SetupCache } from '../../harness/pipeline/setup-cache.js';
+import { REPO } from './cli.js';
 
 export interface InlineFixture {
   manifest: Record<string, unknown>;
@@ -106,3 +108,18 @@ export const PYTEST = {
 export const ADD_PY = 'def add(a, b):\n    return a - b\n';
 export const ADD_TEST =
   'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(4, 0) == 4\n';
+
+/**
+ * A redgreen.config.mjs in `root` that registers the runner `lines` (with these tools), through
+ * the built package's API as a user's config imports it.
+ */
+export async function configRegisteringLines(root: string, tools?: string[]): Promise<void> {
+  const api = JSON.stringify(pathToFileURL(path.join(REPO, 'dist', 'api', 'index.js')).href);
+  const adapter =
+    `{ runner: 'lines', ${tools ? `tools: ${JSON.stringify(tools)}, ` : ''}infrastructure: [], prepare: (c) => ({ command: c.command, env: {} }), ` +
+    "parse: () => ({ source: 'none', tests: [], counts: { passed: 0, failed: 0, skipped: 0, errors: 0, total: 0 } }) }";
+  await writeFile(
+    path.join(root, 'redgreen.config.mjs'),
+    `import { defineConfig, registerRunner } from ${api};\nregisterRunner(${adapter});\nexport default defineConfig({});\n`,
+  );
+}
