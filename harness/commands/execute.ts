@@ -131,11 +131,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
             version: harnessVersion(),
           }),
     );
-    const patches = await s.step(
-      'patches',
-      () => new PatchSaver(path.join(paths.reportsDir, runId, 'patches')),
-      (p) => p?.flush(),
-    );
+    const patches = new PatchSaver(path.join(paths.reportsDir, runId, 'patches'));
     const outcome = await runFixtures({
       mode: input.mode,
       provider: input.provider,

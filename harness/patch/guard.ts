@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { RedgreenError } from '../errors.js';
 import type { ParsedPatch } from './parse.js';
@@ -40,7 +40,8 @@ export async function guardPatch(patch: ParsedPatch, root: string): Promise<void
       const parts = p.split('/');
       for (let i = 1; i <= parts.length; i++) {
         const prefix = parts.slice(0, i).join('/');
-        const st = await lstat(path.join(root, prefix)).catch(() => null);
+        // One lstat per path prefix, at once: a promise each would cost more than the call.
+        const st = lstatSync(path.join(root, prefix), { throwIfNoEntry: false });
         if (!st) break;
         if (st.isSymbolicLink()) {
           throw new RedgreenError('PATCH_UNSAFE', `the patch writes through the symlink ${JSON.stringify(prefix)} (${JSON.stringify(p)})`);

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FixtureEvent, RunObserver } from '../pipeline/events.js';
 
@@ -7,21 +7,23 @@ import type { FixtureEvent, RunObserver } from '../pipeline/events.js';
  * agent's work can be read, re-applied and re-graded without its transcript.
  */
 export class PatchSaver implements RunObserver {
-  private readonly writes: Promise<unknown>[] = [];
+  /** The folder, made once for the run. */
+  private made = false;
 
   constructor(private readonly dir: string) {}
 
-  /** The folder, made once for the run. */
-  private made: Promise<unknown> | null = null;
-
+  /**
+   * Written at once, as the transcript's lines are: one small file per fixture, no promise each.
+   * A copy that cannot be written is left out: the report and the transcript hold the patch.
+   */
   onEvent(fixtureId: string, event: FixtureEvent): void {
     if (event.type !== 'patch' || !event.text) return;
-    const text = event.text;
-    this.made ??= mkdir(this.dir, { recursive: true });
-    this.writes.push(this.made.then(() => writeFile(path.join(this.dir, `${fixtureId}.patch`), text)));
-  }
-
-  async flush(): Promise<void> {
-    await Promise.allSettled(this.writes);
+    try {
+      if (!this.made) mkdirSync(this.dir, { recursive: true });
+      this.made = true;
+      writeFileSync(path.join(this.dir, `${fixtureId}.patch`), event.text);
+    } catch {
+      // the reports folder is not writable: the run's own report.json says so when it is written
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -64,6 +64,9 @@ describe('redgreen run', () => {
     ]);
     // The empty patch is graded without a sandbox: nothing ran.
     expect(reports[1]!.fixtures[0]).toMatchObject({ sandboxId: null, red: null });
+    // Each graded patch is kept beside its run's report; an empty one has no file.
+    expect(readFileSync(path.join(d, reports[0]!.runId, 'patches', 'bug02_off_by_one.patch'), 'utf8')).toBe(oracle);
+    expect(existsSync(path.join(d, reports[1]!.runId, 'patches', 'bug02_off_by_one.patch'))).toBe(false);
     expect(r.code).toBe(1);
   });
 
