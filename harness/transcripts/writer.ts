@@ -23,12 +23,17 @@ const RUN_JSON_EVERY_MS = 250;
 
 /**
  * transcripts/<run-id>/: run.json (replaced atomically, at most every 250 ms and at the end) and
- * one append-only JSONL file per fixture. Each fixture's file is held open while it runs and every
- * line is one write(2): lines never interleave, a kill -9 loses at most the line being written,
- * and thousands of small fixtures pay no open/close per event.
+ * one append-only JSONL file per fixture. Each fixture's file is held open while it runs, and the
+ * lines a fixture emits in one moment (one turn of the event loop: a phase's end and the next
+ * one's start, say) go out in one write(2): lines never interleave, a kill -9 loses at most that
+ * moment's lines, and thousands of small fixtures pay no open/close or write per event. Its
+ * result line is written before its file closes, at the fixture's end.
  */
 export class TranscriptWriter implements RunObserver {
   private readonly files = new Map<string, number>();
+  /** Lines emitted since the last write, per fixture. */
+  private readonly pending = new Map<string, string[]>();
+  private writing: NodeJS.Immediate | null = null;
   private readonly t0 = performance.now();
   /** The save in flight, and whether the state changed since it started. */
   private saving: Promise<void> | null = null;
@@ -92,16 +97,31 @@ export class TranscriptWriter implements RunObserver {
 
   private append(fixtureId: string, record: Record<string, unknown>): void {
     const line = `${JSON.stringify({ t: Math.round(performance.now() - this.t0), ...record })}\n`;
+    const lines = this.pending.get(fixtureId);
+    if (lines) lines.push(line);
+    else this.pending.set(fixtureId, [line]);
+    this.writing ??= setImmediate(() => {
+      this.writing = null;
+      for (const id of [...this.pending.keys()]) this.writeLines(id);
+    });
+  }
+
+  /** A fixture's pending lines, in one write. */
+  private writeLines(fixtureId: string): void {
+    const lines = this.pending.get(fixtureId);
+    if (!lines) return;
+    this.pending.delete(fixtureId);
     try {
       let fd = this.files.get(fixtureId);
       if (fd === undefined) this.files.set(fixtureId, (fd = openSync(path.join(this.dir, `${fixtureId}.jsonl`), 'a')));
-      writeSync(fd, line);
+      writeSync(fd, lines.join(''));
     } catch (e) {
       this.failure ??= e;
     }
   }
 
   private closeFile(fixtureId: string): void {
+    this.writeLines(fixtureId);
     const fd = this.files.get(fixtureId);
     if (fd === undefined) return;
     this.files.delete(fixtureId);
@@ -136,7 +156,9 @@ export class TranscriptWriter implements RunObserver {
       const f = this.state.fixtures[id];
       if (f) f.status = 'unfinished';
     }
-    for (const id of [...this.files.keys()]) this.closeFile(id);
+    for (const id of new Set([...this.files.keys(), ...this.pending.keys()])) this.closeFile(id);
+    if (this.writing) clearImmediate(this.writing);
+    this.writing = null;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.state.status = status;

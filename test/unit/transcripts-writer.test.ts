@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect, test } from 'vitest';
+import type { FixtureResult } from '../../harness/pipeline/result.js';
+import { TranscriptWriter } from '../../harness/transcripts/writer.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
+
+const tempDir = useTempDirs('rg-writer-');
+const nextTurn = () => new Promise((r) => setImmediate(r));
+
+test("a fixture's lines of one moment go out together, on the next turn; its result is on disk when it ends", async () => {
+  const root = await tempDir();
+  const w = await TranscriptWriter.open(root, {
+    runId: 'r1',
+    mode: 'selfcheck',
+    backend: 'local',
+    options: { subject: 'oracle' },
+    fixtureIds: ['a'],
+    version: '0.0.0',
+  });
+  const file = path.join(root, 'r1', 'a.jsonl');
+  const lines = () =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string });
+  w.onFixtureStart('a');
+  w.onEvent('a', { type: 'phase', phase: 'red', status: 'start' });
+  w.onEvent('a', { type: 'phase', phase: 'red', status: 'end', durationMs: 1 });
+  expect(() => lines()).toThrow(/ENOENT/);
+  await nextTurn();
+  expect(lines().map((l) => l.type)).toEqual(['phase', 'phase']);
+  w.onEvent('a', { type: 'verdict', verdict: 'valid', reason: 'ok' });
+  await w.onFixtureEnd('a', { fixtureId: 'a', verdict: 'valid' } as FixtureResult);
+  expect(lines().map((l) => l.type)).toEqual(['phase', 'phase', 'verdict', 'result']);
+  await w.close('completed');
+  await nextTurn();
+  expect(lines()).toHaveLength(4);
+});
