@@ -89,8 +89,11 @@ export function describeError(e: unknown): string {
   return String(e);
 }
 
-/** Terminal escapes (colours, cursor moves, titles): tools print them even into a pipe (pip does). */
+/** Terminal escapes (colours, cursor moves, titles): tools print them even into a pipe (pip, jest, uvu do). */
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
+
+/** `text` without terminal escapes. */
+export const stripAnsi = (text: string): string => text.replace(ANSI, '');
 /** A line that names what went wrong ("ERROR: No matching distribution…", "npm ERR!", "fatal: …"). */
 const NAMES_ERROR = /^\s*(?:error|fatal|npm err!|e)\b[:!]?\s/i;
 
@@ -100,8 +103,7 @@ const NAMES_ERROR = /^\s*(?:error|fatal|npm err!|e)\b[:!]?\s/i;
  * earlier: that first line naming it comes first.
  */
 export function tailOf(text: string, lines = 3): string {
-  const all = text
-    .replace(ANSI, '')
+  const all = stripAnsi(text)
     .split('\n')
     .map((l) => l.trimEnd())
     .filter((l) => l.trim());

@@ -9,6 +9,12 @@ export const FILE_REPORTERS = ['junit', 'md', 'html'] as const satisfies readonl
 
 export type ReporterSpec = { name: ReporterName; file?: string } | Reporter;
 
+/** `name` or `name=file`, split. */
+const nameAndFile = (v: string): [string, string | undefined] => {
+  const [name = '', file] = v.split(/=(.*)/s, 2).map((x) => x.trim());
+  return [name, file];
+};
+
 /** A name, `name=file`, or (API and JS configs) a reporter object with lifecycle hooks. */
 export const ReporterSpecSchema = z.custom<string | Reporter>().transform((v, ctx): ReporterSpec => {
   if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v;
@@ -17,7 +23,7 @@ export const ReporterSpecSchema = z.custom<string | Reporter>().transform((v, ct
     return z.NEVER;
   };
   if (typeof v !== 'string') return problem(`a reporter is a name (${REPORTER_NAMES.join(', ')}) or an object with reporter hooks`);
-  const [name = '', file] = v.split(/=(.*)/s, 2).map((x) => x.trim());
+  const [name, file] = nameAndFile(v);
   if (!(REPORTER_NAMES as readonly string[]).includes(name))
     return problem(`unknown reporter ${JSON.stringify(name)}: one of ${REPORTER_NAMES.join(', ')}`);
   if (file !== undefined && !(FILE_REPORTERS as readonly string[]).includes(name))
@@ -35,7 +41,7 @@ export function reportersFrom(dir: string, value: unknown): unknown {
   if (!Array.isArray(value)) return value;
   return value.map((v) => {
     if (typeof v !== 'string') return v;
-    const [name = '', file] = v.split(/=(.*)/s, 2).map((x) => x.trim());
+    const [name, file] = nameAndFile(v);
     return file ? `${name}=${path.resolve(dir, file)}` : v;
   });
 }

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { oracleProvider } from '../agents/static.js';
 import type { ProjectPaths } from '../config/paths.js';
-import { describeError, isRedgreenError } from '../errors.js';
+import { describeError, isRedgreenError, stripAnsi } from '../errors.js';
 import { discoverFixtures } from '../fixtures/load.js';
 import { repoReference } from '../fixtures/source.js';
 import { writeFixture, type FixtureDraft } from '../fixtures/write-fixture.js';
@@ -133,7 +133,7 @@ async function place(
 /** A selfcheck verdict in the words of the issue: not RED, not GREEN, flaky, setup failed. */
 export function explain(result: Pick<FixtureResult, 'verdict' | 'reason' | 'error'>): string {
   // Tools colour their errors (pip does even without a terminal): the reason is plain text.
-  const r = { ...result, reason: result.reason.replace(/\x1b\[[0-9;]*m/g, '').replace(/^setup: /, '') };
+  const r = { ...result, reason: stripAnsi(result.reason).replace(/^setup: /, '') };
   if (r.error?.code === 'SETUP_FAILED' || /^setup/.test(r.reason)) return `setup failed: ${r.reason}`;
   switch (r.verdict) {
     case 'valid':

@@ -1,3 +1,5 @@
+import { stripAnsi } from '../errors.js';
+
 /** ANSI colours, or none (NO_COLOR, a pipe). */
 export interface Paint {
   green(s: string): string;
@@ -12,12 +14,9 @@ export function paint(on: boolean): Paint {
   return { green: c(32, 39), red: c(31, 39), cyan: c(36, 39), dim: c(2, 22), bold: c(1, 22) };
 }
 
-// eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;]*m/g;
-
 /** Cuts a line to the terminal's width, counting only what is visible (colour codes are kept). */
 function fit(line: string, width: number): string {
-  if (line.replace(ANSI, '').length <= width) return line;
+  if (stripAnsi(line).length <= width) return line;
   let visible = 0;
   let out = '';
   for (const part of line.split(/(\x1b\[[0-9;]*m)/)) {

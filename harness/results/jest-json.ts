@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { stripAnsi } from '../errors.js';
 import { firstLines, numberRepeats, type TestCase, type TestStatus } from './types.js';
 
 /** The JSON report jest writes with `--json`, and vitest's json reporter copies. */
@@ -17,8 +18,6 @@ interface JestStyleJson {
   }[];
 }
 
-const ANSI = /\u001b\[[0-9;]*m/g;
-
 function statusOf(s: string): TestStatus {
   if (s === 'passed') return 'passed';
   if (s === 'failed') return 'failed';
@@ -30,8 +29,7 @@ function statusOf(s: string): TestStatus {
  * the header says nothing the entry does not, so the message starts at the error.
  */
 function fileMessage(message: string): string | undefined {
-  const lines = message
-    .replace(ANSI, '')
+  const lines = stripAnsi(message)
     .split('\n')
     .filter((l) => !/^\s*● /.test(l));
   const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)![0].length));
@@ -50,7 +48,7 @@ export function parseJestStyleJson(json: string, workdir: string): TestCase[] {
         id: `${rel}::${[...(a.ancestorTitles ?? []), a.title].join(' > ')}`,
         status: statusOf(a.status),
         ...(typeof a.duration === 'number' ? { durationMs: Math.round(a.duration) } : {}),
-        ...(a.failureMessages?.length ? { message: firstLines(a.failureMessages.join('\n').replace(ANSI, '')) } : {}),
+        ...(a.failureMessages?.length ? { message: firstLines(stripAnsi(a.failureMessages.join('\n'))) } : {}),
       });
     }
     // A file that failed with no failing test (it did not load, or a hook threw outside its tests:

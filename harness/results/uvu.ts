@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { stripAnsi } from '../errors.js';
 import { loadErrorEntry } from './load-error.js';
 import { UVU_REPORT_END, uvuReporterSource } from './uvu-reporter.js';
 import { countTests, firstLines, numberRepeats, type ParseInput, type RunnerAdapter, type TestCase, type TestReport } from './types.js';
@@ -40,15 +41,13 @@ export function parseUvuReport(jsonl: string, workdir: string): { tests: TestCas
   return { tests: numberRepeats(tests), ran };
 }
 
-const ANSI = /\u001b\[[0-9;]*m/g;
-
 /**
  * Without the preloaded module's report, uvu's own output still names its failures (`FAIL suite
  * "name"` and the message under it), never its passes: a fallback that can show a run failing,
  * with ids `suite > name` that name no file.
  */
 export function uvuFailuresFromStdout(stdout: string): TestCase[] {
-  const lines = stdout.replace(ANSI, '').split('\n');
+  const lines = stripAnsi(stdout).split('\n');
   const tests: TestCase[] = [];
   lines.forEach((line, i) => {
     const m = /^\s*FAIL\s+(?:(.*?)\s+)?"(.*)"\s*$/.exec(line);

@@ -82,12 +82,12 @@ export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): P
   // Prepared layers carry no run: they go when the cache they belong to is gone (layers.ts).
   if (!o.match && !o.runIds) {
     for (const v of await orphanLayers(docker).catch(() => [])) {
-      const item = { kind: 'volume' as const, name: v.Name, run: '-', owner: `cache ${v.Labels?.['redgreen.layer-cache'] ?? '?'}` };
+      const item = { kind: 'volume' as const, name: v.name, run: '-', owner: `cache ${v.cacheDir}` };
       // One a container mounts (a run of another harness on it) stays: the engine refuses.
       const r = await sweep(
         null,
         o,
-        () => docker.getVolume(v.Name).remove(),
+        () => docker.getVolume(v.name).remove(),
         (e) => statusOf(e) === 404,
       );
       if ('removed' in r) report.removed.push(item);

@@ -168,20 +168,24 @@ export async function pruneLayers(docker: Docker, scope: string, how: PruneHow):
  * The layers (of every cache) whose cache folder, on this host, is gone: no run can use them again
  * (a test's or a bench's temporary cache, say). `redgreen gc` and each run's start remove them.
  */
-export async function orphanLayers(docker: Docker): Promise<Docker.VolumeInspectInfo[]> {
+export async function orphanLayers(docker: Docker): Promise<{ name: string; cacheDir: string }[]> {
   const volumes = (await docker.listVolumes({ filters: { label: [LAYER_LABEL, `${LABEL.host}=${os.hostname()}`] } })).Volumes ?? [];
-  return volumes.filter((v) => {
-    const dir = v.Labels?.[CACHE_LABEL];
-    return dir !== undefined && !existsSync(dir);
+  return volumes.flatMap((v) => {
+    const cacheDir = v.Labels?.[CACHE_LABEL];
+    return cacheDir !== undefined && !existsSync(cacheDir) ? [{ name: v.Name, cacheDir }] : [];
   });
 }
 
-/** The layer volume `key` on the engine, or null when there is none (most fixtures: asking first costs one call). */
-export async function findLayer(docker: Docker, key: string): Promise<Docker.VolumeInspectInfo | null> {
-  return docker
-    .getVolume(layerVolume(key))
+/** A volume as the engine describes it, or null when there is none. */
+const inspectVolume = (docker: Docker, name: string): Promise<Docker.VolumeInspectInfo | null> =>
+  docker
+    .getVolume(name)
     .inspect()
     .catch((e: unknown) => (statusOf(e) === 404 ? null : Promise.reject(e)));
+
+/** The layer volume `key` on the engine, or null when there is none (most fixtures: asking first costs one call). */
+export function findLayer(docker: Docker, key: string): Promise<Docker.VolumeInspectInfo | null> {
+  return inspectVolume(docker, layerVolume(key));
 }
 
 /**
@@ -197,10 +201,7 @@ export async function overlayOnLayer(
   lower: Docker.VolumeInspectInfo,
   labels: Record<string, string>,
 ): Promise<{ layer: string; bytes: number } | null> {
-  const upper = await docker
-    .getVolume(volumeNames(prefix)[0]!)
-    .inspect()
-    .catch((e: unknown) => (statusOf(e) === 404 ? null : Promise.reject(e)));
+  const upper = await inspectVolume(docker, volumeNames(prefix)[0]!);
   if (!upper) return null;
   await docker.createVolume({
     Name: overlayVolume(prefix),
