@@ -3,10 +3,11 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { suiteSandbox } from '../helpers/suite-sandbox.js';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
-import { HostServer, HostServers } from '../../harness/sandbox/host/server.js';
+import { CommandServer } from '../../harness/sandbox/core/command-server.js';
+import { CommandKill, HostServer, HostServers } from '../../harness/sandbox/host/server.js';
 import { commandLine, servedEnvScript, type ServedEnv } from '../../harness/sandbox/host/server-process.js';
 import { isRunning, processesWith, uniqueSleep, unclosedHostBackend } from '../helpers/procs.js';
 
@@ -138,7 +139,7 @@ async function withServers(fn: (servers: HostServers) => Promise<void>): Promise
 }
 
 /** The kill of a command that leaves nothing (these tests' own kill is the servers' close). */
-const nothing = async () => undefined;
+const nothing = () => new CommandKill(async () => undefined);
 
 describe('host servers', () => {
   test('close ends every server and its pipes, a command one runs included', async () => {
@@ -160,7 +161,7 @@ describe('host servers', () => {
           cwd: '/',
           onOutput: () => up(),
         },
-        async () => undefined,
+        nothing(),
       );
       await started;
       expect(processesWith(t)).toHaveLength(1);
@@ -177,7 +178,7 @@ describe('host servers', () => {
     await withServers(async (servers) => {
       const s = (await servers.take())!;
       const script = `f() { echo "in $(pwd) with $#"; }\nf a b\nexit 3`;
-      const out = await s.run({ argv: ['/bin/sh', '-c', script], env: {}, cwd: '/tmp', internal: true }, nothing);
+      const out = await s.run({ argv: ['/bin/sh', '-c', script], env: {}, cwd: '/tmp', internal: true }, nothing());
       expect(out.result).toMatchObject({ exitCode: 3, stdout: 'in / with 2\n', stderr: '' });
     });
   });
@@ -185,18 +186,54 @@ describe('host servers', () => {
   test("a command gets exactly its variables, none of the server's", async () => {
     await withServers(async (servers) => {
       const s = (await servers.take())!;
-      const none = await s.run({ argv: ['/usr/bin/env'], env: {}, cwd: '/tmp' }, nothing);
+      const none = await s.run({ argv: ['/usr/bin/env'], env: {}, cwd: '/tmp' }, nothing());
       expect(none.result).toMatchObject({ exitCode: 0, stdout: '' });
       s.claim();
-      const one = await s.run({ argv: ['/usr/bin/env'], env: { A: '1' }, cwd: '/tmp' }, nothing);
+      const one = await s.run({ argv: ['/usr/bin/env'], env: { A: '1' }, cwd: '/tmp' }, nothing());
       expect(one.result.stdout).toBe('A=1\n');
+    });
+  });
+
+  test("a stopped command's server is given back only once its stop's kill is done: that kill takes the group's members for the command's", async () => {
+    await withServers(async (servers) => {
+      const s = (await servers.take())!;
+      const t = uniqueSleep();
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let calls = 0;
+      // The first call (the stop) kills the command, then is slow to finish its look, as on a busy machine.
+      const kill = new CommandKill(async () => {
+        for (const pid of processesWith(t)) process.kill(pid, 'SIGKILL');
+        if (++calls === 1) await gate;
+      });
+      const framed = vi.spyOn(CommandServer.prototype, 'run');
+      const stop = new AbortController();
+      let ended = false;
+      const running = s.run({ argv: ['sleep', t], env: {}, cwd: '/', signal: stop.signal }, kill).finally(() => (ended = true));
+      try {
+        await expect.poll(() => processesWith(t).length).toBe(1);
+        stop.abort();
+        await framed.mock.results[0]!.value; // the server has said how the command ended
+        expect(calls).toBe(2); // the stop's kill, and the reap of what the command left
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(ended).toBe(false);
+        expect(s.claim()).toBe(false);
+      } finally {
+        framed.mockRestore();
+        open();
+      }
+      expect((await running).result.exitCode).toBe(137);
+      expect(s.claim()).toBe(true);
+      s.release();
+      await kill.run(); // a kill called after the command is over (a late destroy) does nothing
+      expect(calls).toBe(2);
     });
   });
 
   test('a server given back is taken again, not a new one', async () => {
     await withServers(async (servers) => {
       const a = (await servers.take())!;
-      const first = await a.run({ argv: ['echo', 'one'], env: {}, cwd: '/' }, nothing);
+      const first = await a.run({ argv: ['echo', 'one'], env: {}, cwd: '/' }, nothing());
       expect(first.result.stdout).toBe('one\n');
       expect(await servers.take()).toBe(a);
     });

@@ -7,7 +7,7 @@ import type { HostRoots } from './roots.js';
 import { killTree } from './kill.js';
 import { PidWindow } from './pid-clock.js';
 import { runProcess } from './process.js';
-import type { HostServer } from './server.js';
+import { CommandKill, type HostServer } from './server.js';
 import type { ServedEnv } from './server-process.js';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
@@ -99,10 +99,10 @@ export abstract class HostSandbox implements Sandbox {
     base?: ServedEnv,
   ): Promise<ExecResult> {
     const { marker, window, marked } = this.mark(env);
-    const kill = () => killTree(undefined, marker, window, server.pgid);
+    const kill = new CommandKill(() => killTree(undefined, marker, window, server.pgid));
     const req = { argv, cwd, env: marked, ...commandOptions(options), ...(base ? { base } : {}) };
     try {
-      return (await this.track(server.run(req, kill), kill)).result;
+      return (await this.track(server.run(req, kill), () => kill.run())).result;
     } finally {
       window?.close();
     }

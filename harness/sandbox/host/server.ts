@@ -45,7 +45,7 @@ done`;
  */
 export class HostServer {
   /** The command being run: the kill of it and of what it left, and whether what it left was killed. */
-  private current: { kill: () => Promise<unknown>; reaped: boolean } | null = null;
+  private current: { kill: CommandKill; reaped: boolean } | null = null;
   private busy = false;
   /** The server's process group, which its commands share: the server's pid (0 until its hello said it). */
   pgid = 0;
@@ -73,7 +73,7 @@ export class HostServer {
         // A command that kills its group (`kill -9 0`) ends the server with it: it was killed.
         diesWithCommand: true,
         words: commandLine,
-        stop: () => void server?.current?.kill(),
+        stop: () => void server?.current?.kill.run(),
       },
       onSide: (c) => {
         side += c.toString('latin1');
@@ -122,15 +122,18 @@ export class HostServer {
 
   /**
    * Runs a claimed server's command. `kill` kills it and what it left: it stops it early (timeout,
-   * abort), and reaps what it left once it ended (also when the server died with it, and said nothing).
+   * abort), and reaps what it left once it ended (also when the server died with it, and said
+   * nothing). The server is given back only once every call of it is done: a kill takes any member
+   * of the server's group but the server for the command's, and the next command joins that group.
    */
-  async run(req: CommandRequest, kill: () => Promise<unknown>): Promise<ServerOutcome> {
+  async run(req: CommandRequest, kill: CommandKill): Promise<ServerOutcome> {
     const current = (this.current = { kill, reaped: false });
     try {
       const out = await this.commands.run(req);
-      if (!current.reaped) out.state = await reaped(kill);
+      if (!current.reaped) out.state = await kill.run();
       return out;
     } finally {
+      await kill.end();
       this.current = null;
       this.release();
     }
@@ -141,7 +144,7 @@ export class HostServer {
     const current = this.current;
     if (!current) return void this.commands.fail(new Error('the local command server ended a command it was not running'));
     current.reaped = true;
-    this.input.write(`reaped ${id} ${await reaped(current.kill)}\n`);
+    this.input.write(`reaped ${id} ${await current.kill.run()}\n`);
   }
 
   /**
@@ -173,12 +176,33 @@ export class HostServer {
   }
 }
 
-/** What is said of a command once `kill` has killed what it left: ok, or dirty when the kill failed. */
-function reaped(kill: () => Promise<unknown>): Promise<'ok' | 'dirty'> {
-  return kill().then(
-    () => 'ok' as const,
-    () => 'dirty' as const,
-  );
+/**
+ * The kill of one command run by a host server, whoever calls it (its timeout, its end, a destroy),
+ * with the calls still under way; once the command is over (end), it does nothing more.
+ */
+export class CommandKill {
+  private readonly calls = new Set<Promise<'ok' | 'dirty'>>();
+  private over = false;
+
+  constructor(private readonly kill: () => Promise<unknown>) {}
+
+  /** Kills the command and what it left; says ok, or dirty when the kill failed. */
+  run(): Promise<'ok' | 'dirty'> {
+    if (this.over) return Promise.resolve('ok');
+    const call = this.kill().then(
+      () => 'ok' as const,
+      () => 'dirty' as const,
+    );
+    this.calls.add(call);
+    void call.then(() => this.calls.delete(call));
+    return call;
+  }
+
+  /** Waits for every call under way, then ends. */
+  async end(): Promise<void> {
+    while (this.calls.size) await Promise.all(this.calls);
+    this.over = true;
+  }
 }
 
 /**
