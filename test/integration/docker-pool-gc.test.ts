@@ -5,7 +5,7 @@ import { dockerClient } from '../../harness/sandbox/docker/client.js';
 import { volumeNames } from '../../harness/sandbox/docker/config.js';
 import { collectGarbage } from '../../harness/sandbox/docker/gc.js';
 import { DEFAULT_IMAGE } from '../../harness/sandbox/docker/image.js';
-import { currentOwner, LABEL, ownerLabels } from '../../harness/sandbox/docker/labels.js';
+import { currentOwner, IMAGE_ROLES, LABEL, ownerLabels } from '../../harness/sandbox/docker/labels.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { backendCases } from '../helpers/backends.js';
@@ -108,7 +108,8 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
         name,
         Image: DEFAULT_IMAGE,
         Entrypoint: ['true'],
-        Labels: labels,
+        // A role of its own, as every container redgreen makes has (what it inherits from the image says runtime-image).
+        Labels: { [LABEL.role]: 'sandbox', ...labels },
         HostConfig: { NetworkMode: 'none', Mounts: volumeNames(name).map((v, i) => ({ Type: 'volume', Source: v, Target: `/m${i}` })) },
       });
     }
@@ -162,6 +163,25 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
       const all = await collectGarbage(docker, { allHosts: true, match: { [LABEL.run]: run } });
       expect(names(all.removed)).toEqual([`redgreen-gc-remote-${tag}`, ...volumeNames(`redgreen-gc-remote-${tag}`)].sort());
       await expect(docker.getContainer(`redgreen-gc-live-${tag}`).inspect()).resolves.toBeTruthy();
+    });
+
+    test("a container someone made from a redgreen image is not a leftover, though it inherits the labels of the image's build", async () => {
+      const name = `redgreen-gc-users-${Math.random().toString(36).slice(2, 8)}`;
+      made.push(name);
+      // As `docker run redgreen/runtime:trixie` makes it: no labels of its own, the image's build's labels (its run, its dead owner) inherited.
+      const inherited = { ...dead, [LABEL.role]: IMAGE_ROLES.runtime };
+      await docker.createContainer({
+        name,
+        Image: DEFAULT_IMAGE,
+        Entrypoint: ['true'],
+        Labels: inherited,
+        HostConfig: { NetworkMode: 'none' },
+      });
+      const r = await collectGarbage(docker, { match: { [LABEL.run]: run } });
+      expect([...r.removed, ...r.failed].map((i) => i.name)).not.toContain(name);
+      await expect(docker.getContainer(name).inspect()).resolves.toBeTruthy();
+      const image = await docker.getImage(DEFAULT_IMAGE).inspect();
+      if (image.Config.Labels?.[LABEL.run]) expect(image.Config.Labels[LABEL.role]).toBe(IMAGE_ROLES.runtime);
     });
 
     test('a run removes dead runs’ leftovers when it opens', async () => {

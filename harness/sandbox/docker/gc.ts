@@ -3,7 +3,7 @@ import { describeError } from '../../errors.js';
 import { keepReason, sweep, type GcOptions, type KeepReason } from '../core/gc.js';
 import { labelledLiveness } from '../core/owner.js';
 import { engineFailure, statusOf } from './client.js';
-import { LABEL } from './labels.js';
+import { IMAGE_ROLES, LABEL } from './labels.js';
 import { orphanLayers } from './layers.js';
 
 /** The shared options, and what only an engine's sweep of one backend session needs. */
@@ -37,6 +37,7 @@ function itemOf(kind: GcItem['kind'], name: string, labels: Record<string, strin
  * Removes every container and volume labelled by redgreen whose run is not alive (its process is
  * gone, or its pid now belongs to another process), and build-stage images left by an
  * interrupted `image build`. Containers go first, so the volumes they held can then be removed.
+ * A container made by someone else from a redgreen image is not redgreen's, whatever it inherited.
  * With `o.runIds`, objects of other runs are not even listed (a label filter cannot say "one of").
  */
 export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): Promise<GcReport> {
@@ -61,6 +62,9 @@ export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): P
   } catch (e) {
     throw engineFailure('list containers', e);
   }
+  // A container that carries only what it inherited from a redgreen image is nobody's leftover.
+  const imageRoles: readonly string[] = Object.values(IMAGE_ROLES);
+  containers = containers.filter((c) => !imageRoles.includes(c.Labels?.[LABEL.role] ?? ''));
   await Promise.all(
     containers.map((c) =>
       sweepOne(itemOf('container', c.Names[0]?.replace(/^\//, '') ?? c.Id, c.Labels), c.Labels, () =>

@@ -9,7 +9,7 @@ import { dockerClient, engineFailure, pingEngine, profileOf } from './client.js'
 import { HOME_DIR, LAYOUT_LABEL, LAYOUT_VERSION, SANDBOX_GID, SANDBOX_UID, VOLUME_MOUNTS } from './config.js';
 import { assertCanBootstrap, debootstrap, hostDebianMirror, removeRootfs } from './debootstrap.js';
 import { DEFAULT_IMAGE, DEFAULT_SUITE, inspectImage, RUNTIME_PACKAGES } from './image.js';
-import { LABEL, ownerLabels } from './labels.js';
+import { IMAGE_ROLES, LABEL, ownerLabels } from './labels.js';
 import { resolveBuildNetwork } from './network.js';
 import { ExecOutput } from './stream.js';
 
@@ -112,7 +112,7 @@ export async function buildRuntimeImage(o: BuildImageOptions): Promise<BuildImag
         'ENV LANG=C.UTF-8',
         `ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
         // One label a line: Podman's commit reads only the first pair of a LABEL line.
-        `LABEL ${LABEL.role}=runtime-image`,
+        `LABEL ${LABEL.role}=${IMAGE_ROLES.runtime}`,
         `LABEL redgreen.suite=${suite}`,
         `LABEL ${LAYOUT_LABEL}=${LAYOUT_VERSION}`,
         'CMD ["sleep", "2147483647"]',

@@ -3,7 +3,7 @@ import { RedgreenError } from '../../errors.js';
 import { OWNER } from './archive.js';
 import { engineFailure, profileOf, statusOf } from './client.js';
 import { LAYOUT_LABEL, LAYOUT_VERSION, VOLUME_MOUNTS } from './config.js';
-import { LABEL, ownerLabels } from './labels.js';
+import { IMAGE_ROLES, LABEL, ownerLabels } from './labels.js';
 import { packFiles } from '../core/tar.js';
 
 /**
@@ -103,7 +103,11 @@ async function withLayout(docker: Docker, base: ImageInfo): Promise<ImageInfo> {
     // Only the mount points themselves: an entry for an existing parent (/home) would change its owner.
     await container.putArchive(await packFiles([], { owner: OWNER, dirs: VOLUME_MOUNTS.map(([mount]) => mount.slice(1)) }), { path: '/' });
     const [repo, tag] = ref.split(':') as [string, string];
-    await container.commit({ repo, tag, changes: [`LABEL ${LAYOUT_LABEL}=${LAYOUT_VERSION}`, `LABEL ${LABEL.role}=layout-image`] });
+    await container.commit({
+      repo,
+      tag,
+      changes: [`LABEL ${LAYOUT_LABEL}=${LAYOUT_VERSION}`, `LABEL ${LABEL.role}=${IMAGE_ROLES.layout}`],
+    });
   } catch (e) {
     throw engineFailure(`prepare image ${base.ref} for sandboxes`, e);
   } finally {

@@ -18,5 +18,12 @@ export const LABEL = {
 
 export type Role = 'sandbox' | 'pool' | 'network' | 'image-build' | 'image-stage';
 
+/**
+ * The roles of the images redgreen commits (`image build`, the layout images). A container only
+ * inherits them, with the labels of the run that built the image: one that says no more is someone's
+ * own (`docker run redgreen/runtime:trixie`), never a leftover of a run.
+ */
+export const IMAGE_ROLES = { runtime: 'runtime-image', layout: 'layout-image' } as const;
+
 // Owners are core's (shared with e2b and the host backends); still importable from here, as before.
 export { currentOwner, ownerLabels } from '../core/owner.js';
