@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
@@ -164,8 +165,11 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
       } finally {
         await sb.destroy();
       }
+      // Each saved layer is noted in its cache folder; another cache folder does not ask the engine for it.
+      for (const key of [older, newer]) expect(existsSync(path.join(cacheDir, 'engine-uses', key))).toBe(true);
       const user = await backend.create({ runId: 'docker-layers', fixtureId: 'lru' });
       try {
+        expect(await user.startLayer!(older, { cacheDir: await tempDir() })).toBeNull();
         expect(await user.startLayer!(older, { cacheDir })).not.toBeNull();
         expect((await user.exec('cat a.txt')).stdout).toBe('a\n');
       } finally {

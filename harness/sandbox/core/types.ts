@@ -111,7 +111,8 @@ export interface Sandbox {
   /**
    * Prepared layers its engine keeps, for a backend whose workspace is not a host folder (Docker):
    * `startLayer` starts the still-empty workspace copy-on-write from the layer `key` (its size, or
-   * null when there is none or it cannot), noting the use in the cache's `cacheDir`; `saveLayer`
+   * null when there is none or it cannot), noting the use in the cache's `cacheDir` (with a
+   * `cacheDir`, only a layer noted there, as every layer that cache saved is, is looked for); `saveLayer`
    * keeps the workspace as it is now as that layer (why not, or null), the least recently used
    * layers of the same cache (`scope`, at `cacheDir`) going beyond `maxBytes`.
    */

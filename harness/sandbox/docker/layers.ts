@@ -47,6 +47,14 @@ export function markLayerUse(cacheDir: string, key: string): void {
   }
 }
 
+/**
+ * Whether this cache folder made or used the layer `key` (its use is noted): a small fixture's
+ * start asks the engine for a layer only then, instead of for one it cannot have.
+ */
+export function layerNoted(cacheDir: string, key: string): boolean {
+  return existsSync(usesOf(cacheDir, key));
+}
+
 function lastUseOf(made: Date, usesFile: string | undefined): Date {
   const used = usesFile ? statSync(usesFile, { throwIfNoEntry: false })?.mtime : undefined;
   return used && used > made ? used : made;
@@ -108,6 +116,7 @@ export async function saveLayer(
     await removeLayer(docker, name);
     return `copying the workspace into it failed: ${copied.stderr.trim() || `exit ${copied.exitCode}`}`;
   }
+  markLayerUse(info.cacheDir, info.key);
   await evictLayers(docker, info.scope, info.maxBytes, name);
   return null;
 }

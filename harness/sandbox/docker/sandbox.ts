@@ -7,7 +7,7 @@ import { startSandboxContainer, type PreparedContainer } from './container.js';
 import { execSimple } from './exec.js';
 import { ExecMode } from './exec-mode.js';
 import { LABEL } from './labels.js';
-import { findLayer, markLayerUse, overlayOnLayer, saveLayer } from './layers.js';
+import { findLayer, layerNoted, markLayerUse, overlayOnLayer, saveLayer } from './layers.js';
 import { judgeLimits } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
 import * as files from './files.js';
@@ -213,6 +213,8 @@ export class DockerSandbox implements Sandbox {
     this.assertUsable();
     const old = this.c;
     if (!old.server || old.plan.layer) return null;
+    // A layer of this cache was noted when it was made (layers.ts): without the note, no engine call.
+    if (info && !layerNoted(info.cacheDir, key)) return null;
     const lower = await findLayer(this.deps.docker, key).catch(() => null);
     if (!lower) return null;
     if ((await this.inside(['mkdir', `${WORKDIR}/upper`, `${WORKDIR}/work`])).exitCode !== 0) return null;
