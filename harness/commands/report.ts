@@ -6,7 +6,7 @@ import { resolvePaths } from '../config/paths.js';
 import { resolveRunRef } from '../config/run-ref.js';
 import { describeError, jsonProblem, RedgreenError } from '../errors.js';
 import { renderHtml, type HtmlRun } from '../reporters/html.js';
-import { loadExtras } from '../reporters/html-transcript.js';
+import { loadExtras, type ExtrasCollector } from '../reporters/html-transcript.js';
 import { renderJunit } from '../reporters/junit-xml.js';
 import { renderMarkdown } from '../reporters/markdown.js';
 import { REPORT_SCHEMA, ReportSchema, type Report } from '../reporters/report.js';
@@ -38,6 +38,8 @@ export interface LoadedReport {
   file: string;
   /** Where the run's transcript should be (it may not exist). */
   transcriptDir: string;
+  /** The HTML page's extras taken from the run's events as it ran (its transcript is then not read again). */
+  collected?: ExtrasCollector;
 }
 
 /** A run id (in the reports folder), a run's report folder, a report.json, or a transcript folder. */
@@ -100,7 +102,9 @@ export async function renderFormats(
     const total = reports.reduce((a, r) => a + r.fixtures.length, 0);
     const runs: HtmlRun[] = [];
     for (const l of loaded) {
-      const { extras, warning } = await loadExtras(l.report, l.transcriptDir, total);
+      // Collected for another total (a page of several runs, an interrupted run), their clipping differs: read again.
+      const known = l.collected?.totalFixtures === total ? l.collected.extras : undefined;
+      const { extras, warning } = await loadExtras(l.report, l.transcriptDir, total, known);
       if (warning) warn(warning);
       runs.push({ report: l.report, ...(extras ? { extras } : {}) });
     }

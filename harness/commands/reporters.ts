@@ -4,6 +4,7 @@ import { describeError } from '../errors.js';
 import { GithubReporter } from '../reporters/github.js';
 import { ProgressReporter } from '../reporters/progress.js';
 import type { Reporter, RunEnd } from '../reporters/reporter.js';
+import { ExtrasCollector } from '../reporters/html-transcript.js';
 import { renderTable } from '../reporters/table.js';
 import { writeOutput } from './output-file.js';
 import { FORMATS, renderFormats, type Format } from './report.js';
@@ -43,9 +44,16 @@ const jsonReporter = (): Reporter => ({
  * of the command. The run's result is already safe in report.json, so a failure here is a warning.
  */
 function fileReporter(format: Format, file: string | undefined, warn: (m: string) => void): Reporter {
+  // The HTML page's patches and logs, taken from each run's events as they come (html-transcript.ts).
+  const collected = new Map<string, ExtrasCollector>();
   const write = async (ends: readonly RunEnd[], target: string) => {
     try {
-      const loaded = ends.map((e) => ({ report: e.report, file: e.reportPath, transcriptDir: e.transcriptDir }));
+      const loaded = ends.map((e) => ({
+        report: e.report,
+        file: e.reportPath,
+        transcriptDir: e.transcriptDir,
+        collected: collected.get(e.report.runId),
+      }));
       const text = (await renderFormats(loaded, [format], warn)).get(format)!;
       await mkdir(path.dirname(path.resolve(target)), { recursive: true });
       await writeOutput(target, text);
@@ -53,9 +61,20 @@ function fileReporter(format: Format, file: string | undefined, warn: (m: string
       warn(`${path.basename(target)} not written: ${describeError(e)}`);
     }
   };
+  const collect: Reporter =
+    format === 'html'
+      ? {
+          onRunStart: (run) => void collected.set(run.runId, new ExtrasCollector(run.total + run.kept)),
+          onFixtureEvent: (run, id, event) => collected.get(run.runId)?.onEvent(id, event),
+        }
+      : {};
   return file
-    ? { onEnd: (ends) => (ends.length ? write(ends, file) : undefined) }
-    : { onRunEnd: (end) => write([end], path.join(path.dirname(end.reportPath), FORMATS[format])) };
+    ? { ...collect, onEnd: (ends) => (ends.length ? write(ends, file) : undefined) }
+    : {
+        ...collect,
+        onRunEnd: (end) =>
+          write([end], path.join(path.dirname(end.reportPath), FORMATS[format])).finally(() => collected.delete(end.report.runId)),
+      };
 }
 
 /**

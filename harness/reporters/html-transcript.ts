@@ -3,6 +3,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { FILES_AT_ONCE } from '../fixtures/load.js';
 import { describeError } from '../errors.js';
+import type { FixtureEvent } from '../pipeline/events.js';
 import { openRun, readFixture } from '../transcripts/reader.js';
 import { budgetFor, clip, type FixtureExtras } from './html-data.js';
 import type { Report } from './report.js';
@@ -15,14 +16,61 @@ export interface ExtrasOutcome {
   warning?: string;
 }
 
+type Line = Extract<FixtureEvent, { type: 'patch' | 'command' }>;
+
 /**
- * The patch texts and command outputs of a report's fixtures, from the run's transcript folder.
- * The report stands without them: a missing or unreadable transcript is a warning, not an error.
+ * Adds a transcript line (or the event it records) to a fixture's extras, clipped to the page's
+ * budget for `totalFixtures`, so a thousand fixtures of long logs never sit in memory at once.
  */
-export async function loadExtras(report: Report, transcriptDir: string, totalFixtures = report.fixtures.length): Promise<ExtrasOutcome> {
-  // Clipped while reading, so a thousand fixtures of long logs never sit in memory at once.
+function addLine(e: FixtureExtras, l: Line, totalFixtures: number): void {
   const budget = budgetFor(totalFixtures);
+  if (l.type === 'patch') {
+    e.patch = l.text === null ? null : clip(l.text, budget.patch);
+    return;
+  }
   const perStream = Math.ceil(budget.logs / 2); // a RED and a GREEN run: the page cuts further when there are more
+  e.logs.push({
+    phase: l.phase,
+    label: l.label,
+    command: l.command,
+    cwd: l.cwd,
+    exitCode: l.exitCode,
+    timedOut: l.timedOut,
+    durationMs: l.durationMs,
+    stdout: { text: clip(l.stdout.text, perStream), bytes: l.stdout.bytes },
+    stderr: { text: clip(l.stderr.text, perStream), bytes: l.stderr.bytes },
+  });
+}
+
+/**
+ * The extras of a run's fixtures taken from its events as they happen, as loadExtras would read
+ * them back from the transcript, so the page of a run needs no second read of a thousand files.
+ * Made for the number of fixtures the report will hold (the budget depends on it).
+ */
+export class ExtrasCollector {
+  readonly extras = new Map<string, FixtureExtras>();
+
+  constructor(readonly totalFixtures: number) {}
+
+  onEvent(fixtureId: string, event: FixtureEvent): void {
+    if (event.type !== 'patch' && event.type !== 'command') return;
+    let e = this.extras.get(fixtureId);
+    if (!e) this.extras.set(fixtureId, (e = { patch: null, logs: [] }));
+    addLine(e, event, this.totalFixtures);
+  }
+}
+
+/**
+ * The patch texts and command outputs of a report's fixtures, from the run's transcript folder;
+ * those `known` already (collected during the run for the same total) are not read again. The
+ * report stands without them: a missing or unreadable transcript is a warning, not an error.
+ */
+export async function loadExtras(
+  report: Report,
+  transcriptDir: string,
+  totalFixtures = report.fixtures.length,
+  known: ReadonlyMap<string, FixtureExtras> = new Map(),
+): Promise<ExtrasOutcome> {
   if (!(await stat(path.join(transcriptDir, 'run.json')).catch(() => null))) return { warning: `no transcript at ${transcriptDir}` };
   try {
     const run = await openRun(transcriptDir);
@@ -32,24 +80,11 @@ export async function loadExtras(report: Report, transcriptDir: string, totalFix
     const recorded = report.fixtures.filter((f) => run.state.fixtures[f.fixtureId]);
     // A few transcripts read at once (each clipped as it is read), not a thousand one after another.
     await pLimit(FILES_AT_ONCE).map(recorded, async (f) => {
+      const had = known.get(f.fixtureId);
+      if (had) return void extras.set(f.fixtureId, had);
       const ft = await readFixture(run, f.fixtureId, WANTED);
       const e: FixtureExtras = { patch: null, logs: [] };
-      for (const l of ft.lines) {
-        if (l.type === 'patch') e.patch = l.text === null ? null : clip(l.text, budget.patch);
-        else if (l.type === 'command') {
-          e.logs.push({
-            phase: l.phase,
-            label: l.label,
-            command: l.command,
-            cwd: l.cwd,
-            exitCode: l.exitCode,
-            timedOut: l.timedOut,
-            durationMs: l.durationMs,
-            stdout: { text: clip(l.stdout.text, perStream), bytes: l.stdout.bytes },
-            stderr: { text: clip(l.stderr.text, perStream), bytes: l.stderr.bytes },
-          });
-        }
-      }
+      for (const l of ft.lines) if (l.type === 'patch' || l.type === 'command') addLine(e, l, totalFixtures);
       extras.set(f.fixtureId, e);
     });
     return { extras };

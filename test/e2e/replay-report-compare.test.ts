@@ -158,6 +158,9 @@ describe('report', () => {
     const reportDir = path.join(dirs.reportsDir, report.runId);
     for (const f of ['report.html', 'junit.xml', 'summary.md'])
       expect((await readFile(path.join(reportDir, f), 'utf8')).length).toBeGreaterThan(100);
+    // The run's page took its patches and logs from the run's events: the same as the transcript gives.
+    const data = (h: string) => JSON.parse(/<script type="application\/json" id="rg-data">([\s\S]*?)<\/script>/.exec(h)![1]!) as unknown;
+    expect(data(await readFile(path.join(reportDir, 'report.html'), 'utf8'))).toEqual(data(html));
     const md = await runCli(['report', reportDir, '--format', 'md', '--out', '-']);
     expect(md.stdout).toMatch(new RegExp(`^## ✅ redgreen selfcheck · oracle — valid ${N}/${N}`));
   });

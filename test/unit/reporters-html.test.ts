@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -6,6 +6,8 @@ import { writeSyntheticRun } from '../../harness/bench/reports.js';
 import { loadReport, renderFormats } from '../../harness/commands/report.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { renderHtml } from '../../harness/reporters/html.js';
+import { ExtrasCollector, loadExtras } from '../../harness/reporters/html-transcript.js';
+import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import { assignLanes, BUDGET, withSpans, type FixtureExtras } from '../../harness/reporters/html-data.js';
 import { summarize, type Report } from '../../harness/reporters/report.js';
 
@@ -113,6 +115,36 @@ describe('report.html', () => {
       { phase: 'patch', startMs: 2010, durationMs: 20 },
       { phase: 'green', startMs: 2030, durationMs: 400 },
     ]);
+  });
+
+  test("a run's page takes its patches and logs from the run's events, as the transcript has them, without reading it again", async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'rg-html-'));
+    roots.push(root);
+    const { runId, reportsDir, transcriptsDir } = await writeSyntheticRun(root, 300);
+    const loaded = await loadReport(runId, { reportsDir, transcriptsDir });
+    // The events the run told its reporters: what its transcript recorded, line by line.
+    const collector = new ExtrasCollector(loaded.report.fixtures.length);
+    const files = (await readdir(loaded.transcriptDir)).filter((f) => f.endsWith('.jsonl'));
+    for (const f of files)
+      for (const line of (await readFile(path.join(loaded.transcriptDir, f), 'utf8')).split('\n').filter(Boolean)) {
+        const { t: _t, ts: _ts, ...event } = JSON.parse(line) as FixtureEvent & { t: number; ts: string };
+        collector.onEvent(f.replace(/\.jsonl$/, ''), event as FixtureEvent);
+      }
+    const read = await loadExtras(loaded.report, loaded.transcriptDir);
+    expect(read.extras!.size).toBe(300);
+    expect(new Map([...collector.extras].sort())).toEqual(new Map([...read.extras!].sort()));
+    const fromDisk = (await renderFormats([loaded], ['html'], () => undefined)).get('html')!;
+    for (const f of files) await unlink(path.join(loaded.transcriptDir, f));
+    const warnings: string[] = [];
+    const collected = (await renderFormats([{ ...loaded, collected: collector }], ['html'], (w) => warnings.push(w))).get('html')!;
+    expect(warnings).toEqual([]);
+    expect(dataOf(collected)).toEqual(dataOf(fromDisk));
+    // Collected for another number of fixtures (cut to another budget): read from the transcript, now gone.
+    const logsOf = (html: string) => dataOf(html).runs[0]!.fixtures.flatMap((f) => f.logs ?? []);
+    expect(logsOf(collected)).toHaveLength(600);
+    const other = new ExtrasCollector(1000);
+    for (const [id, e] of collector.extras) other.extras.set(id, e);
+    expect(logsOf((await renderFormats([{ ...loaded, collected: other }], ['html'], () => undefined)).get('html')!)).toEqual([]);
   });
 
   test('a 1,000-fixture run stays under 10 MB with its logs and patches, cut to the budget and saying so', async () => {
