@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { scanFixtures } from '../../harness/fixtures/load.js';
 import { matchIds, selectFixtures, shardOf } from '../../harness/fixtures/select.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
@@ -51,5 +52,24 @@ describe('fixture selection', () => {
     await expect(selectFixtures(roots, { patterns: [], tags: ['gpu'] })).rejects.toThrow(/no selected fixture has the tag gpu/);
     const all = await selectFixtures(roots, { patterns: [], tags: [] });
     expect([all.ids, all.explicit]).toEqual([['a', 'b', 'c'], false]);
+  });
+
+  test('a folder without fixture.json is no fixture; an unreadable one is a broken fixture saying why, or FIXTURE_NOT_FOUND when asked for by id', async () => {
+    const root = await tempDir();
+    const fixturesDir = path.join(root, 'fixtures');
+    await mkdir(path.join(fixturesDir, 'a'), { recursive: true });
+    await writeFile(
+      path.join(fixturesDir, 'a', 'fixture.json'),
+      JSON.stringify({ id: 'a', title: 'a', language: 'sh', runner: 'exit-code', test: { command: 'true' } }),
+    );
+    await mkdir(path.join(fixturesDir, 'notes'), { recursive: true });
+    await mkdir(path.join(fixturesDir, 'odd', 'fixture.json'), { recursive: true });
+    const scan = await scanFixtures({ fixturesDir, oraclesDir: path.join(root, 'oracles') });
+    expect(scan.fixtures.map((f) => f.id)).toEqual(['a']);
+    expect(scan.broken.map((b) => [b.id, b.error.code, b.error.message])).toEqual([
+      ['odd', 'MANIFEST_INVALID', expect.stringMatching(/odd\/fixture\.json: cannot be read \(.*EISDIR/)],
+    ]);
+    const byId = await scanFixtures({ fixturesDir, oraclesDir: path.join(root, 'oracles') }, ['notes']);
+    expect(byId.broken.map((b) => [b.id, b.error.code])).toEqual([['notes', 'FIXTURE_NOT_FOUND']]);
   });
 });
