@@ -105,6 +105,17 @@ describe.each(await backendCases())('sandbox conformance: $name', ({ make, isola
     expect((await sb.readFile('données/日本語 file.txt')).toString()).toBe('héllo\r\n');
   });
 
+  test('a file written again is exactly the new content and mode; a link to it keeps the old one; a symlink is refused, never written through', async () => {
+    await sb.writeFiles([{ path: 'again.txt', content: 'a long first version\n', mode: 0o755 }]);
+    await sb.writeFiles([{ path: 'again.txt', content: 'short\n', mode: 0o644 }]);
+    expect((await sb.readFile('again.txt')).toString()).toBe('short\n');
+    expect((await sb.exec(['stat', '-c', '%a %s', 'again.txt'])).stdout).toBe('644 6\n');
+    expect((await sb.exec('printf old > linked.txt && ln linked.txt other-link.txt && ln -s other-link.txt sym.txt')).exitCode).toBe(0);
+    await sb.writeFiles([{ path: 'linked.txt', content: 'new' }]);
+    await expect(sb.writeFiles([{ path: 'sym.txt', content: 'through' }])).rejects.toMatchObject({ code: 'SANDBOX_PATH_UNSAFE' });
+    expect((await sb.exec('cat linked.txt other-link.txt')).stdout).toBe('newold');
+  });
+
   test('big files stream in (from an offset) and out byte for byte; a path outside the workspace is refused', async () => {
     const big = Buffer.alloc(3 * 1024 * 1024 + 17);
     for (let i = 0; i < big.length; i++) big[i] = (i * 7919) % 251;

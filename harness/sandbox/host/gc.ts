@@ -1,10 +1,10 @@
-import { writeFileSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { keepReason, sweep, type GcOptions } from '../core/gc.js';
 import { currentOwner, liveness, type Owner } from '../core/owner.js';
 import { unmountSizeLimit } from './disk-limit.js';
+import { rewriteSync } from './files.js';
 import { SandboxCgroup } from './cgroup.js';
 import { killSandbox } from './kill.js';
 import { unmountOverlay } from './overlay.js';
@@ -19,7 +19,7 @@ interface OwnerFile extends Owner {
 /** Marks a host sandbox folder with the harness process that owns it, for `gc` after a kill -9 (a tiny file: written at once). */
 export function writeOwner(root: string, sandboxId: string, runId: string): void {
   const owner: OwnerFile = { ...currentOwner(), sandboxId, runId };
-  writeFileSync(path.join(root, OWNER), JSON.stringify(owner));
+  rewriteSync(path.join(root, OWNER), JSON.stringify(owner));
 }
 
 /**
