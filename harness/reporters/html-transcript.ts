@@ -20,10 +20,10 @@ type Line = Extract<FixtureEvent, { type: 'patch' | 'command' }>;
 
 /**
  * Adds a transcript line (or the event it records) to a fixture's extras, clipped to the page's
- * budget for `totalFixtures`, so a thousand fixtures of long logs never sit in memory at once.
+ * budget (budgetFor the report's number of fixtures), so a thousand fixtures of long logs never
+ * sit in memory at once.
  */
-function addLine(e: FixtureExtras, l: Line, totalFixtures: number): void {
-  const budget = budgetFor(totalFixtures);
+function addLine(e: FixtureExtras, l: Line, budget: ReturnType<typeof budgetFor>): void {
   if (l.type === 'patch') {
     e.patch = l.text === null ? null : clip(l.text, budget.patch);
     return;
@@ -49,14 +49,17 @@ function addLine(e: FixtureExtras, l: Line, totalFixtures: number): void {
  */
 export class ExtrasCollector {
   readonly extras = new Map<string, FixtureExtras>();
+  private readonly budget: ReturnType<typeof budgetFor>;
 
-  constructor(readonly totalFixtures: number) {}
+  constructor(readonly totalFixtures: number) {
+    this.budget = budgetFor(totalFixtures);
+  }
 
   onEvent(fixtureId: string, event: FixtureEvent): void {
     if (event.type !== 'patch' && event.type !== 'command') return;
     let e = this.extras.get(fixtureId);
     if (!e) this.extras.set(fixtureId, (e = { patch: null, logs: [] }));
-    addLine(e, event, this.totalFixtures);
+    addLine(e, event, this.budget);
   }
 }
 
@@ -72,6 +75,7 @@ export async function loadExtras(
   known: ReadonlyMap<string, FixtureExtras> = new Map(),
 ): Promise<ExtrasOutcome> {
   if (!(await stat(path.join(transcriptDir, 'run.json')).catch(() => null))) return { warning: `no transcript at ${transcriptDir}` };
+  const budget = budgetFor(totalFixtures);
   try {
     const run = await openRun(transcriptDir);
     if (run.state.runId !== report.runId)
@@ -84,7 +88,7 @@ export async function loadExtras(
       if (had) return void extras.set(f.fixtureId, had);
       const ft = await readFixture(run, f.fixtureId, WANTED);
       const e: FixtureExtras = { patch: null, logs: [] };
-      for (const l of ft.lines) if (l.type === 'patch' || l.type === 'command') addLine(e, l, totalFixtures);
+      for (const l of ft.lines) if (l.type === 'patch' || l.type === 'command') addLine(e, l, budget);
       extras.set(f.fixtureId, e);
     });
     return { extras };
