@@ -74,9 +74,14 @@ limits() {
     [ -r "$f" ] || continue
     while read -r k v; do [ "$k" != max ] || pmax=$v; done <"$f"; break
   done
-  [ "$code" = 0 ] || full=$(df -Pk ${MOUNTS.map(([m]) => m).join(' ')} 2>/dev/null | while read -r _ _ _ a _ m; do
-    case $a in '' | *[!0-9]*) ;; *) [ "$a" -ge ${FULL_BELOW_BYTES / 1024} ] || { echo "$m"; break; } ;; esac
-  done)
+  [ "$code" != 0 ] || return 0
+  # One fork for df, whose lines this shell reads (a short here-document starts no process).
+  out=$(df -Pk ${MOUNTS.map(([m]) => m).join(' ')} 2>/dev/null)
+  while read -r _ _ _ a _ m; do
+    case $a in '' | *[!0-9]*) ;; *) [ "$a" -ge ${FULL_BELOW_BYTES / 1024} ] || { full=$m; break; } ;; esac
+  done <<EOF
+$out
+EOF
 }
 ${PSTATE_FUNCTION}
 sweep() { ${AS_USER} /bin/sh -c 'kill -9 -1' </dev/null >/dev/null 2>&1; }
