@@ -10,6 +10,21 @@ export interface Measured {
   wallMs: number;
   /** CPU of the process tree (the command and everything it ran), from bash's `times`. */
   treeCpuMs: number;
+  /**
+   * Busy CPU of the whole machine meanwhile, every core (/proc/stat; null elsewhere): also what
+   * the tree does not own, such as a container engine and its containers, and any other load.
+   */
+  machineCpuMs: number | null;
+}
+
+/** The machine's busy CPU so far, all cores (user, nice, system, irq, softirq, steal), in ms. */
+async function machineBusyMs(): Promise<number | null> {
+  const stat = await readFile('/proc/stat', 'utf8').catch(() => null);
+  const f = stat?.split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  if (!f || f.length < 8 || f.some((n) => !Number.isFinite(n))) return null;
+  const [user, nice, system, , , irq, softirq, steal] = f as [number, number, number, number, number, number, number, number];
+  // In USER_HZ ticks, 100 a second on every Linux ABI.
+  return (user + nice + system + irq + softirq + steal) * 10;
 }
 
 export interface HarnessMeasured extends Measured {
@@ -21,8 +36,9 @@ export interface HarnessMeasured extends Measured {
 const quote = (a: string) => `'${a.replaceAll("'", `'\\''`)}'`;
 
 /** Runs a shell command line under bash and reads its children's CPU from `times`. */
-export function measure(commandLine: string, cwd: string, env: Record<string, string> = {}): Promise<Measured> {
-  return new Promise((resolve, reject) => {
+export async function measure(commandLine: string, cwd: string, env: Record<string, string> = {}): Promise<Measured> {
+  const busy0 = await machineBusyMs();
+  const m = await new Promise<Omit<Measured, 'machineCpuMs'>>((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn('bash', ['-c', `${commandLine} >/dev/null 2>&1; times`], {
       cwd,
@@ -39,6 +55,8 @@ export function measure(commandLine: string, cwd: string, env: Record<string, st
       resolve({ wallMs: performance.now() - t0, treeCpuMs: secs.reduce((a, s) => a + s, 0) * 1000 });
     });
   });
+  const busy1 = await machineBusyMs();
+  return { ...m, machineCpuMs: busy0 === null || busy1 === null ? null : busy1 - busy0 };
 }
 
 /**

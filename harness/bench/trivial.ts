@@ -89,7 +89,9 @@ const CPU_TARGET_MS = 5;
  * N trivial fixtures (`redgreen new --runner exit-code`), each backend's `selfcheck -j 2` beside
  * the bare work (`xargs -P 2`) in one run: the harness's own cost where a fixture's work is
  * almost nothing. Prints the ratio, the harness process's CPU per fixture (the commands it runs
- * excluded) and its peak RSS, each beside its target, with the machine's load.
+ * excluded) and its peak RSS, each beside its target, with the machine's load; and the whole
+ * machine's CPU per fixture, which shows what a container engine and its containers add (they are
+ * not the harness's children) and whether a run was bound by CPU (2 cores: twice its wall time).
  */
 export async function benchTrivial(n: number, backends: { name: string; extra?: string[] }[]): Promise<void> {
   const set = await makeTrivialFixtures(n);
@@ -97,8 +99,9 @@ export async function benchTrivial(n: number, backends: { name: string; extra?: 
     const load0 = os.loadavg()[0]!;
     const bare = await bareTrivial(set, 2);
     console.log(`\n${n} trivial fixtures (exit-code template), -j 2 / xargs -P 2; load ${load0.toFixed(2)} at start`);
+    const machine = (m: Measured) => (m.machineCpuMs === null ? '' : `   machine CPU ${(m.machineCpuMs / n).toFixed(1)} ms/fixture`);
     console.log(
-      `  bare work            ${(bare.wallMs / 1000).toFixed(2)} s   (process tree CPU ${(bare.treeCpuMs / n).toFixed(1)} ms/fixture)`,
+      `  bare work            ${(bare.wallMs / 1000).toFixed(2)} s   (process tree CPU ${(bare.treeCpuMs / n).toFixed(1)} ms/fixture)${machine(bare)}`,
     );
     for (const b of backends) {
       const h = await harnessTrivial(set, b.name, 2, b.extra ?? []);
@@ -109,7 +112,7 @@ export async function benchTrivial(n: number, backends: { name: string; extra?: 
       console.log(
         `  ${label.padEnd(20)} ${(h.wallMs / 1000).toFixed(2)} s   ${ratio.toFixed(2)}× bare (target ≤ ${RATIO_TARGET[b.name] ?? '?'}×)` +
           `   harness CPU ${cpu.toFixed(2)} ms/fixture (target ≤ ${CPU_TARGET_MS} ms)   tree CPU ${(h.treeCpuMs / n).toFixed(1)} ms/fixture` +
-          `   peak RSS ${h.maxRssMb.toFixed(0)} MB${bad.length ? `   NOT VALID: ${JSON.stringify(Object.fromEntries(bad))}` : ''}`,
+          `${machine(h)}   peak RSS ${h.maxRssMb.toFixed(0)} MB${bad.length ? `   NOT VALID: ${JSON.stringify(Object.fromEntries(bad))}` : ''}`,
       );
     }
     console.log(`  load ${os.loadavg()[0]!.toFixed(2)} at end`);
