@@ -52,3 +52,14 @@ export async function backendCases(): Promise<BackendCase[]> {
   }
   return cases;
 }
+
+/**
+ * The Docker backend with its containers' command server kept the POSIX sh one (DockerBackend's
+ * `server: 'sh'`): the runtime image has python3, so without this case the sh server, which every
+ * image without python3 gets, would go untested. Present where the docker case is.
+ */
+export function shellServerCases(cases: BackendCase[]): BackendCase[] {
+  const docker = cases.find((c) => c.name === 'docker');
+  if (!docker) return [];
+  return [{ name: 'docker (sh server)', make: async () => new DockerBackend(dockerTestOptions({ server: 'sh' })), isolating: true }];
+}

@@ -8,7 +8,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { downloadFile, uploadFile } from '../../harness/sandbox/core/transfer.js';
 import type { Sandbox, SandboxBackend } from '../../harness/sandbox/core/types.js';
-import { backendCases } from '../helpers/backends.js';
+import { backendCases, shellServerCases } from '../helpers/backends.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
 /**
@@ -55,7 +55,8 @@ while len(got) < holders:
 print('full' if b'F' in got else 'started')
 `;
 
-describe.each(await backendCases())('sandbox conformance: $name', ({ make, isolating }) => {
+const cases = await backendCases();
+describe.each([...cases, ...shellServerCases(cases)])('sandbox conformance: $name', ({ make, isolating }) => {
   let backend: SandboxBackend;
   let sb: Sandbox;
   const extra: Sandbox[] = [];

@@ -34,6 +34,8 @@ export interface DockerBackendOptions {
   /** Another engine speaking the Docker API (Podman): its client, made by engineClient, and the backend's name. */
   docker?: Docker;
   name?: string;
+  /** `sh`: the containers' command server stays the POSIX sh one even in an image with python3 (its tests). */
+  server?: 'auto' | 'sh';
 }
 
 /**
@@ -65,6 +67,7 @@ export class DockerBackend implements SandboxBackend {
    */
   private readonly pools = new Map<string, WarmPool<PreparedContainer>>();
   private readonly maxUses: number;
+  private readonly shellServer: boolean;
   private readonly volumes: SandboxVolumes;
 
   constructor(private readonly options: DockerBackendOptions = {}) {
@@ -74,6 +77,7 @@ export class DockerBackend implements SandboxBackend {
     this.limits = { ...dockerLimits(DEFAULT_LIMITS), ...options.limits };
     this.runId = options.runId ?? 'adhoc';
     this.maxUses = options.maxUses ?? 100;
+    this.shellServer = options.server === 'sh';
     this.volumes = new SandboxVolumes(this.docker, this.limits);
   }
 
@@ -226,7 +230,14 @@ export class DockerBackend implements SandboxBackend {
     const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
     const labels = { [LABEL.run]: runId, [LABEL.role]: role, [LABEL.fixture]: fixtureId, [LABEL.session]: this.session, ...ownerLabels() };
     const ulimits = profileOf(this.docker).ulimits;
-    const plan = { image: info.ref, volume: name, labels, limits: this.limits, ...(ulimits ? { ulimits } : {}) };
+    const plan = {
+      image: info.ref,
+      volume: name,
+      labels,
+      limits: this.limits,
+      ...(ulimits ? { ulimits } : {}),
+      ...(this.shellServer ? { shellServer: true } : {}),
+    };
     const ca = await this.caBundles();
     const p: PreparedContainer = {
       name,

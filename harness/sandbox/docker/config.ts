@@ -91,6 +91,8 @@ export interface ContainerPlan {
   layer?: string;
   /** Mounts instead of the sandbox's volumes (the layer copy: layers.ts). */
   mounts?: Docker.MountConfig;
+  /** A sandbox's command server stays the POSIX sh one, even where python3 could run it (server-script.ts). */
+  shellServer?: boolean;
 }
 
 export function volumeNames(prefix: string): string[] {

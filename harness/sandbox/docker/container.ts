@@ -3,7 +3,7 @@ import { containerOptions, type ContainerPlan } from './config.js';
 import type { LimitCounters } from './limit-probe.js';
 import type { CommandServer } from '../core/command-server.js';
 import { startContainerServer } from './server.js';
-import { SERVER_CAPS, SERVER_CMD } from './server-script.js';
+import { SERVER_CAPS, serverCmd } from './server-script.js';
 
 /** What every container of one sandbox shares: image, volumes, labels, limits. */
 export type SandboxPlan = Omit<ContainerPlan, 'cmd' | 'env' | 'workingDir' | 'name' | 'network' | 'user' | 'stdin' | 'capAdd'>;
@@ -44,7 +44,7 @@ export async function startSandboxContainer(
   let container: Docker.Container | undefined;
   try {
     container = await docker.createContainer(
-      containerOptions({ ...plan, name, network: 'none', cmd: SERVER_CMD, user: '0:0', stdin: true, capAdd: SERVER_CAPS }),
+      containerOptions({ ...plan, name, network: 'none', cmd: serverCmd(plan.shellServer), user: '0:0', stdin: true, capAdd: SERVER_CAPS }),
     );
     const started = await startContainerServer(docker, container);
     return { container, server: started?.server ?? null, resettable: started?.fresh ?? false };

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
+import type { ExecResult, Sandbox } from '../../harness/sandbox/core/types.js';
+import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
+
+const unavailable = dockerUnavailableReason();
+if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
+
+/**
+ * The runtime image has python3, so its containers' command server is the Python one
+ * (server-python.ts); `server: 'sh'` keeps the sh one. Whichever it is, a command must not be able
+ * to tell: the same user, groups, capabilities, signal handling, environment and folder, and the
+ * same failures as env's when a program cannot be started.
+ */
+describe.skipIf(unavailable)('docker command servers: Python and sh alike', () => {
+  const backends = { python: new DockerBackend(dockerTestOptions()), sh: new DockerBackend(dockerTestOptions({ server: 'sh' })) };
+  const sandboxes: Partial<Record<keyof typeof backends, Sandbox>> = {};
+
+  beforeAll(async () => {
+    for (const k of ['python', 'sh'] as const) sandboxes[k] = await backends[k].create({ runId: 'test', fixtureId: `server-${k}` });
+  });
+  afterAll(async () => {
+    await Promise.all(Object.values(sandboxes).map((s) => s.destroy()));
+    await Promise.all(Object.values(backends).map((b) => b.close()));
+  });
+
+  const both = async (command: string | string[], env?: Record<string, string>) => {
+    const seen = (r: ExecResult) => ({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
+    return {
+      python: seen(await sandboxes.python!.exec(command, { env })),
+      sh: seen(await sandboxes.sh!.exec(command, { env })),
+    };
+  };
+
+  test('the servers are the ones named: Python where the image has python3, sh when asked for', async () => {
+    // The Python server is a process of its own (under the init, whose command line is the sh script).
+    const servers = await both([
+      'sh',
+      '-c',
+      'for p in /proc/[0-9]*/cmdline; do tr "\\0" " " <"$p"; echo; done | grep -c "^python3 -I -S" || true',
+    ]);
+    expect(servers.python.stdout).toBe('1\n');
+    expect(servers.sh.stdout).toBe('0\n');
+  });
+
+  test('a command sees the same user, groups, capabilities, signal handling, environment and folder', async () => {
+    const status = "grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|SigBlk|SigIgn):' /proc/self/status";
+    const r = await both(['sh', '-c', `${status}; pwd; env | grep -v '^REDGREEN_SANDBOX=' | sort; umask`], {
+      ONLY: 'this one',
+      PATH: '/usr/bin:/bin',
+    });
+    expect(r.python).toEqual(r.sh);
+    expect(r.python.exitCode).toBe(0);
+    expect(r.python.stdout).toMatch(/^SigIgn:\s+0+$/m);
+    expect(r.python.stdout).toMatch(/^CapEff:\s+0+$/m);
+    expect(r.python.stdout).toContain('ONLY=this one\n');
+  });
+
+  test('a program that cannot start fails as under env: missing 127, not executable 126, no #! run by sh', async () => {
+    const prepare = 'printf "echo from sh\\nexit 3\\n" > plain && chmod +x plain && printf "x" > noexec';
+    expect((await both(['sh', '-c', prepare])).python.exitCode).toBe(0);
+    for (const argv of [['/no/such/program'], ['no-such-program-on-path'], ['./noexec'], ['./plain', 'arg']]) {
+      const r = await both(argv, { PATH: '/usr/bin:/bin' });
+      expect(r.python, argv.join(' ')).toEqual(r.sh);
+    }
+    const r = await both(['./plain'], { PATH: '/usr/bin:/bin' });
+    expect(r.python).toEqual({ exitCode: 3, stdout: 'from sh\n', stderr: '' });
+    expect((await both(['no-such-program-on-path'], { PATH: '/usr/bin:/bin' })).python).toMatchObject({
+      exitCode: 127,
+      stderr: expect.stringMatching(/^env: .no-such-program-on-path.: No such file or directory\n$/),
+    });
+  });
+});
