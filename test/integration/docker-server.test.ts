@@ -43,17 +43,22 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
     expect(servers.sh.stdout).toBe('0\n');
   });
 
-  test('a command sees the same user, groups, capabilities, signal handling, environment and folder', async () => {
+  test('a command sees the same user, groups, capabilities, signal handling, environment, folder and OOM preference', async () => {
     const status = "grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|SigBlk|SigIgn):' /proc/self/status";
-    const r = await both(['sh', '-c', `${status}; pwd; env | grep -v '^REDGREEN_SANDBOX=' | sort; umask`], {
-      ONLY: 'this one',
-      PATH: '/usr/bin:/bin',
-    });
+    const r = await both(
+      ['sh', '-c', `${status}; pwd; env | grep -v '^REDGREEN_SANDBOX=' | sort; umask; echo oom $(cat /proc/self/oom_score_adj)`],
+      {
+        ONLY: 'this one',
+        PATH: '/usr/bin:/bin',
+      },
+    );
     expect(r.python).toEqual(r.sh);
     expect(r.python.exitCode).toBe(0);
     expect(r.python.stdout).toMatch(/^SigIgn:\s+0+$/m);
     expect(r.python.stdout).toMatch(/^CapEff:\s+0+$/m);
     expect(r.python.stdout).toContain('ONLY=this one\n');
+    // Out of memory, the kernel kills the largest process: a command before the server.
+    expect(r.python.stdout).toContain('oom 1000\n');
   });
 
   test('a program that cannot start fails as under env: missing 127, not executable 126, no #! run by sh', async () => {

@@ -80,6 +80,14 @@ def become_user():
     os.setgid(GID)
     os.setuid(UID)
 
+def prefer_to_kill():
+    # The kernel's OOM killer picks the largest process: a command, never the server (11 MB here).
+    try:
+        with open('/proc/self/oom_score_adj', 'w') as f:
+            f.write('1000')
+    except OSError:
+        pass
+
 def quoted(b):
     # As env quotes a name: curly quotes in a UTF-8 locale (the server's, which env would start in).
     locale = [os.environ.get(k) for k in ('LC_ALL', 'LC_CTYPE', 'LANG') if os.environ.get(k)]
@@ -100,6 +108,7 @@ def child(argv, stdin_fd):
         os.dup2(stdin_fd, 0)
         os.dup2(out, 1)
         os.dup2(err, 2)
+        prefer_to_kill()
         become_user()
         for s in range(1, signal.NSIG):
             try:

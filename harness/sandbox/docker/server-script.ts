@@ -94,6 +94,8 @@ run() {
   trap : USR1
   state=nostart code=
   trap report EXIT
+  # Out of memory, the kernel kills a command before the server (its pick is the largest process).
+  echo 1000 >/proc/self/oom_score_adj 2>/dev/null
   read -r R _ </proc/self/stat
   eval "set -- $words"
   if [ "$kind" = put ]; then
