@@ -10,7 +10,9 @@ import { PYTHON_SERVER } from './server-python.js';
  * --chdir, --default-signal) runs it. The harness attaches to it once and runs every command
  * through it instead of a `docker exec` each (an exec costs the engine and runc far more than a
  * small test run). An image without those tools keeps a plain `sleep` and gets an exec per
- * command (exec.ts).
+ * command (exec.ts). An image with python3 runs the same server in Python (server-python.ts),
+ * which it hands over to once it knows the sandbox's folders' state: it starts a command with one
+ * process where this loop needs four.
  *
  * It starts by saying `redgreen-server ready <fresh>` (fresh: 1 when the sandbox's folders were
  * empty, as the image left them: only then can a reset give the next sandbox what a new container
