@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { packFiles } from '../../harness/sandbox/core/tar.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
+import { dockerClient } from '../../harness/sandbox/docker/client.js';
+import { DEFAULT_IMAGE } from '../../harness/sandbox/docker/image.js';
 import type { ExecResult, Sandbox } from '../../harness/sandbox/core/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 
@@ -74,5 +77,38 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
       exitCode: 127,
       stderr: expect.stringMatching(/^env: .no-such-program-on-path.: No such file or directory\n$/),
     });
+  });
+
+  test('an image whose python3 cannot run the Python server gets the sh server, which works', async () => {
+    // A python3 without the select module, as an incomplete Python would be: an image of its own.
+    const docker = dockerClient();
+    const wrapper =
+      '#!/bin/sh\n' +
+      'exec /usr/bin/python3 -I -S -c \'import sys; sys.modules["select"] = None; code = sys.argv.pop(1); exec(compile(code, "server", "exec"))\' "$4" "$5" "$6"\n';
+    const image = 'redgreen-test/python-without-select:latest';
+    const maker = await docker.createContainer({ Image: DEFAULT_IMAGE, Entrypoint: ['true'], NetworkDisabled: true });
+    try {
+      await maker.putArchive(await packFiles([{ name: 'usr/local/bin/python3', content: wrapper, mode: 0o755 }]), { path: '/' });
+      await maker.commit({ repo: 'redgreen-test/python-without-select', tag: 'latest' });
+    } finally {
+      await maker.remove({ force: true });
+    }
+    const backend = new DockerBackend(dockerTestOptions({ image }));
+    try {
+      const sb = await backend.create({ runId: 'test', fixtureId: 'old-python' });
+      try {
+        const ps = await sb.exec(['sh', '-c', 'for p in /proc/[0-9]*/cmdline; do tr "\\0" " " <"$p"; echo; done']);
+        // The server is sh again (pid 1 is the init): its command line is the script's.
+        expect(ps.stdout).toMatch(/^\/bin\/sh -c /m);
+        expect(ps.stdout).not.toMatch(/^python3 -I -S|^\/usr\/bin\/python3 -I -S/m);
+        expect((await sb.exec('echo works; exit 4')).exitCode).toBe(4);
+        expect((await sb.exec('echo works')).stdout).toBe('works\n');
+      } finally {
+        await sb.destroy();
+      }
+    } finally {
+      await backend.close();
+      await docker.getImage(image).remove({ force: true });
+    }
   });
 });

@@ -4,7 +4,8 @@ import { FULL_BELOW_BYTES } from '../core/limits.js';
 
 /**
  * The command server of server-script.ts, in Python: what the sh server hands over to when the
- * image has python3 (3.5 or later), for speed. Same requests, same frames, same guarantees; what
+ * image has python3, for speed (a Python older than 3.5, or without what this needs, starts the
+ * sh server again instead, before a word is said). Same requests, same frames, same guarantees; what
  * it saves is processes. The sh server starts every command through a runner subshell, setpriv
  * and env (and a put through two more subshells and a `head` per chunk); this one forks once, and
  * the child drops to the sandbox user, goes to the folder, sets the environment and default
@@ -20,7 +21,13 @@ import { FULL_BELOW_BYTES } from '../core/limits.js';
  * runs is killed by a child that becomes that user and signals every process it may (kill -1);
  * the server, root without CAP_KILL, can be signalled by none of them.
  */
-export const PYTHON_SERVER = String.raw`import os, select, signal, sys
+export const PYTHON_SERVER = String.raw`import os, sys
+try:
+    import select, signal
+    os.set_blocking, os.environb, signal.pthread_sigmask, signal.set_wakeup_fd
+except (ImportError, AttributeError):
+    # A Python older than 3.5, or one without these: the sh server instead (its script comes last).
+    os.execv('/bin/sh', ['/bin/sh', '-c', sys.argv[-1], 'redgreen-server'])
 UID, GID = ${SANDBOX_UID}, ${SANDBOX_GID}
 MEMORY_FILES = ${JSON.stringify(MEMORY_FILES)}
 PIDS_FILES = ${JSON.stringify(PIDS_FILES)}

@@ -63,9 +63,10 @@ fresh=1
 for f in ${WORKDIR}/* ${WORKDIR}/.[!.]* ${WORKDIR}/..?* ${SCRATCH_DIR}/* ${SCRATCH_DIR}/.[!.]* ${SCRATCH_DIR}/..?* ${HOME_DIR}/* ${HOME_DIR}/.[!.]* ${HOME_DIR}/..?*; do
   [ -e "$f" ] || [ -L "$f" ] && fresh=0
 done
-# The same server in Python, which starts a command with one process instead of four (server-python.ts).
-if [ -n "$1" ] && python3 -I -S -c 'import os, select, signal, sys; sys.exit(sys.version_info < (3, 5))' >/dev/null 2>&1; then
-  exec python3 -I -S -c "$1" "$fresh"
+# The same server in Python, which starts a command with one process instead of four (server-python.ts);
+# it comes back here (this script is its last argument) if it cannot run.
+if [ -n "$1" ] && command -v python3 >/dev/null 2>&1; then
+  exec python3 -I -S -c "$1" "$fresh" "$2"
 fi
 echo "redgreen-server ready $fresh"
 report() {
@@ -195,7 +196,7 @@ if ipc; then echo "left: $left" >&2; exit 1; fi`;
  * handing over to its Python version when the image can run it, unless `shellOnly`.
  */
 export function serverCmd(shellOnly = false): string[] {
-  return ['/bin/sh', '-c', SERVER_SCRIPT, 'redgreen-server', shellOnly ? '' : PYTHON_SERVER];
+  return ['/bin/sh', '-c', SERVER_SCRIPT, 'redgreen-server', shellOnly ? '' : PYTHON_SERVER, SERVER_SCRIPT];
 }
 /** All the server keeps of root's powers: starting commands as the sandbox user. */
 export const SERVER_CAPS = ['SETUID', 'SETGID'];
