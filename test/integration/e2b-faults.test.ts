@@ -18,13 +18,18 @@ const FAST: Partial<E2BBackendOptions> = {
 };
 const FIXED = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
 
-let project: Project | undefined;
+/** The projects a test made (some make two): all removed after it. */
+const projects: Project[] = [];
 let seq = 0;
 afterEach(async () => {
   e2bDouble.faults = {};
-  await project?.cleanup();
-  project = undefined;
+  await Promise.all(projects.splice(0).map((p) => p.cleanup()));
 });
+const made = async (fixtures: Parameters<typeof makeProject>[0]): Promise<Project> => {
+  const p = await makeProject(fixtures);
+  projects.push(p);
+  return p;
+};
 
 async function pytestFixtures(n: number): Promise<Record<string, InlineFixture>> {
   const oracle = await diffTrees({ 'calc.py': ADD_PY }, FIXED);
@@ -47,7 +52,7 @@ async function run(
   options: Partial<E2BBackendOptions> = {},
   extra: { concurrency?: number; signal?: AbortSignal } = {},
 ) {
-  project = await makeProject(fixtures);
+  const project = await made(fixtures);
   const runId = `faults-${process.pid}-${++seq}`;
   const backend = new E2BBackend(e2bBackendOptions({ ...FAST, ...options }));
   const outcome = await runOnE2B(backend, await discoverFixtures(project), {
@@ -159,7 +164,7 @@ describe('e2b backend: service faults end as infra_error, with every sandbox kil
     // Ctrl-C once the three test commands are running in their sandboxes.
     const onStart = (_id: string, cmd: string) => void (cmd.includes(`sleep ${t}`) && ++started === 3 && ac.abort());
     e2bDouble.registry.events.on('start', onStart);
-    project = await makeProject({ s1: sleeper(t), s2: sleeper(t), s3: sleeper(t) });
+    const project = await made({ s1: sleeper(t), s2: sleeper(t), s3: sleeper(t) });
     const runId = `abort-${process.pid}`;
     const backend = new E2BBackend(e2bBackendOptions(FAST));
     const { unfinished } = await runOnE2B(backend, await discoverFixtures(project), { runId, concurrency: 3, signal: ac.signal }).finally(

@@ -11,11 +11,16 @@ import { ADD_PY, ADD_TEST, makeProject, PYTEST, runProject, type InlineFixture, 
  * `resolved`: the patch audit flags them (suspicious; rejected under --strict), and where the
  * runner allows a second signal, the harness's own record of the run contradicts the report.
  */
-let project: Project | undefined;
+/** The projects a test made (some grade twice): all removed after it. */
+const projects: Project[] = [];
 afterEach(async () => {
-  await project?.cleanup();
-  project = undefined;
+  await Promise.all(projects.splice(0).map((p) => p.cleanup()));
 });
+const made = async (fixtures: Parameters<typeof makeProject>[0]): Promise<Project> => {
+  const p = await makeProject(fixtures);
+  projects.push(p);
+  return p;
+};
 
 const FIXED_PY = 'def add(a, b):\n    return a + b\n';
 
@@ -264,7 +269,7 @@ const FORGERIES: Forgery[] = [
 ];
 
 async function grade(f: Forgery, options: { strict?: boolean } = {}): Promise<FixtureResult> {
-  project = await makeProject({ forged: await f.fixture() });
+  const project = await made({ forged: await f.fixture() });
   const text = await diffTrees({ [f.file]: f.before }, { [f.file]: f.forged });
   const provider = mapProvider('forger', new Map([['forged', { source: 'forger', text }]]));
   const r = await runProject(project, { mode: 'run', provider, strict: !!options.strict });
@@ -301,7 +306,7 @@ describe('forged passes are caught', () => {
     ['node:test', nodeFixture],
     ['vitest', vitestFixture],
   ] as const)('an honest fix (%s oracle) is resolved, with no audit finding and no disagreement', async (_name, make) => {
-    project = await makeProject({ honest: await make() });
+    const project = await made({ honest: await make() });
     const strict = await runProject(project, { mode: 'run', provider: oracleProvider, strict: true });
     const r = strict.byId.honest!;
     expect(r.verdict, r.reason).toBe('resolved');

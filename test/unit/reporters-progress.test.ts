@@ -1,7 +1,7 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { afterEach, describe, expect, onTestFinished, test, vi } from 'vitest';
 import { annotation, GithubReporter } from '../../harness/reporters/github.js';
 import { ProgressReporter } from '../../harness/reporters/progress.js';
 import type { RunInfo } from '../../harness/reporters/reporter.js';
@@ -88,7 +88,9 @@ describe('GitHub Actions', () => {
       '::error file=fixtures/bug%2C1/fixture.json,title=redgreen run%3A bug%2C1 is not_green::line one%0Aline two: 100%25\n',
     );
     const out = stream();
-    const summary = path.join(await mkdtemp(path.join(os.tmpdir(), 'rg-gh-')), 'summary.md');
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rg-gh-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const summary = path.join(dir, 'summary.md');
     const gh = new GithubReporter(out, summary);
     gh.onFixtureEnd(RUN, fixture('ok', { verdict: 'resolved' }));
     gh.onFixtureEnd(RUN, fixture('bad', { verdict: 'unresolved' }));
