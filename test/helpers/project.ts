@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { afterEach } from 'vitest';
 import { oracleProvider } from '../../harness/agents/static.js';
 import type { PatchProvider } from '../../harness/pipeline/provider.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
@@ -48,6 +49,22 @@ export async function makeProject(fixtures: Record<string, InlineFixture>): Prom
     if (f.oracle !== undefined) await writeFile(path.join(oraclesDir, `${id}.patch`), f.oracle);
   }
   return { root, fixturesDir, oraclesDir, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
+
+/**
+ * makeProject for a test file whose tests may make several projects: all of a test's are removed
+ * after it. Call at the top level of the file.
+ */
+export function useProjects(): (fixtures: Record<string, InlineFixture>) => Promise<Project> {
+  const made: Project[] = [];
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((p) => p.cleanup()));
+  });
+  return async (fixtures) => {
+    const p = await makeProject(fixtures);
+    made.push(p);
+    return p;
+  };
 }
 
 /** Selfcheck through the real scheduler and local backend; returns results and every event. */

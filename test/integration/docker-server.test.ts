@@ -15,6 +15,9 @@ if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backe
  * to tell: the same user, groups, capabilities, signal handling, environment and folder, and the
  * same failures as env's when a program cannot be started.
  */
+/** Every process's command line, one a line. */
+const PROCESS_LINES = 'for p in /proc/[0-9]*/cmdline; do tr "\\0" " " <"$p"; echo; done';
+
 describe.skipIf(unavailable)('docker command servers: Python and sh alike', () => {
   const backends = { python: new DockerBackend(dockerTestOptions()), sh: new DockerBackend(dockerTestOptions({ server: 'sh' })) };
   const sandboxes: Partial<Record<keyof typeof backends, Sandbox>> = {};
@@ -37,11 +40,7 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
 
   test('the servers are the ones named: Python where the image has python3, sh when asked for', async () => {
     // The Python server is a process of its own (under the init, whose command line is the sh script).
-    const servers = await both([
-      'sh',
-      '-c',
-      'for p in /proc/[0-9]*/cmdline; do tr "\\0" " " <"$p"; echo; done | grep -c "^python3 -I -S" || true',
-    ]);
+    const servers = await both(['sh', '-c', `${PROCESS_LINES} | grep -c "^python3 -I -S" || true`]);
     expect(servers.python.stdout).toBe('1\n');
     expect(servers.sh.stdout).toBe('0\n');
   });
@@ -97,7 +96,7 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
     try {
       const sb = await backend.create({ runId: 'test', fixtureId: 'old-python' });
       try {
-        const ps = await sb.exec(['sh', '-c', 'for p in /proc/[0-9]*/cmdline; do tr "\\0" " " <"$p"; echo; done']);
+        const ps = await sb.exec(['sh', '-c', PROCESS_LINES]);
         // The server is sh again (pid 1 is the init): its command line is the script's.
         expect(ps.stdout).toMatch(/^\/bin\/sh -c /m);
         expect(ps.stdout).not.toMatch(/^python3 -I -S|^\/usr\/bin\/python3 -I -S/m);

@@ -5,7 +5,7 @@ import { E2BBackend, type E2BBackendOptions } from '../../harness/sandbox/e2b/ba
 import { gcSandboxes } from '../../harness/sandbox/e2b/gc.js';
 import { e2bBackendOptions, e2bDouble, runOnE2B } from '../helpers/backends-e2b.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
-import { ADD_PY, ADD_TEST, makeProject, PYTEST, type InlineFixture, type Project } from '../helpers/project.js';
+import { ADD_PY, ADD_TEST, PYTEST, useProjects, type InlineFixture } from '../helpers/project.js';
 
 /**
  * Faults of the sandbox service, injected into the E2B test double: each must end as infra_error
@@ -18,18 +18,12 @@ const FAST: Partial<E2BBackendOptions> = {
 };
 const FIXED = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
 
-/** The projects a test made (some make two): all removed after it. */
-const projects: Project[] = [];
+// Some tests run twice: every project a test made is removed after it.
+const made = useProjects();
 let seq = 0;
-afterEach(async () => {
+afterEach(() => {
   e2bDouble.faults = {};
-  await Promise.all(projects.splice(0).map((p) => p.cleanup()));
 });
-const made = async (fixtures: Parameters<typeof makeProject>[0]): Promise<Project> => {
-  const p = await makeProject(fixtures);
-  projects.push(p);
-  return p;
-};
 
 async function pytestFixtures(n: number): Promise<Record<string, InlineFixture>> {
   const oracle = await diffTrees({ 'calc.py': ADD_PY }, FIXED);

@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { mapProvider, oracleProvider } from '../../harness/agents/static.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
 import { REPO } from '../helpers/cli.js';
-import { ADD_PY, ADD_TEST, makeProject, PYTEST, runProject, type InlineFixture, type Project } from '../helpers/project.js';
+import { ADD_PY, ADD_TEST, PYTEST, runProject, useProjects, type InlineFixture } from '../helpers/project.js';
 
 /**
  * Patches to a *source* file (never a test: protected files are restored anyway) that make the
@@ -11,16 +11,8 @@ import { ADD_PY, ADD_TEST, makeProject, PYTEST, runProject, type InlineFixture, 
  * `resolved`: the patch audit flags them (suspicious; rejected under --strict), and where the
  * runner allows a second signal, the harness's own record of the run contradicts the report.
  */
-/** The projects a test made (some grade twice): all removed after it. */
-const projects: Project[] = [];
-afterEach(async () => {
-  await Promise.all(projects.splice(0).map((p) => p.cleanup()));
-});
-const made = async (fixtures: Parameters<typeof makeProject>[0]): Promise<Project> => {
-  const p = await makeProject(fixtures);
-  projects.push(p);
-  return p;
-};
+// Some tests grade twice: every project a test made is removed after it.
+const made = useProjects();
 
 const FIXED_PY = 'def add(a, b):\n    return a + b\n';
 
