@@ -1,3 +1,5 @@
+import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { packFiles } from '../../harness/sandbox/core/tar.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
@@ -5,6 +7,7 @@ import { dockerClient } from '../../harness/sandbox/docker/client.js';
 import { DEFAULT_IMAGE } from '../../harness/sandbox/docker/image.js';
 import type { ExecResult, Sandbox } from '../../harness/sandbox/core/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const unavailable = dockerUnavailableReason();
 if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
@@ -80,18 +83,10 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
 
   test('an image whose python3 cannot run the Python server gets the sh server, which works', async () => {
     // A python3 without the select module, as an incomplete Python would be: an image of its own.
-    const docker = dockerClient();
     const wrapper =
       '#!/bin/sh\n' +
       'exec /usr/bin/python3 -I -S -c \'import sys; sys.modules["select"] = None; code = sys.argv.pop(1); exec(compile(code, "server", "exec"))\' "$4" "$5" "$6"\n';
-    const image = 'redgreen-test/python-without-select:latest';
-    const maker = await docker.createContainer({ Image: DEFAULT_IMAGE, Entrypoint: ['true'], NetworkDisabled: true });
-    try {
-      await maker.putArchive(await packFiles([{ name: 'usr/local/bin/python3', content: wrapper, mode: 0o755 }]), { path: '/' });
-      await maker.commit({ repo: 'redgreen-test/python-without-select', tag: 'latest' });
-    } finally {
-      await maker.remove({ force: true });
-    }
+    const image = await imageWith('redgreen-test/python-without-select', { 'usr/local/bin/python3': wrapper });
     const backend = new DockerBackend(dockerTestOptions({ image }));
     try {
       const sb = await backend.create({ runId: 'test', fixtureId: 'old-python' });
@@ -107,7 +102,142 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
       }
     } finally {
       await backend.close();
-      await docker.getImage(image).remove({ force: true });
+      await dockerClient().getImage(image).remove({ force: true });
+    }
+  });
+});
+
+/** The runtime image with these files added (a committed container), named `repo:latest`. */
+async function imageWith(repo: string, files: Record<string, string>): Promise<string> {
+  const docker = dockerClient();
+  const maker = await docker.createContainer({ Image: DEFAULT_IMAGE, Entrypoint: ['true'], NetworkDisabled: true });
+  try {
+    await maker.putArchive(await packFiles(Object.entries(files).map(([name, content]) => ({ name, content, mode: 0o755 }))), {
+      path: '/',
+    });
+    await maker.commit({ repo, tag: 'latest' });
+  } finally {
+    await maker.remove({ force: true });
+  }
+  return `${repo}:latest`;
+}
+
+/**
+ * Every entry below the folders named: path, kind, mode, and a file's sha256 or a link's target
+ * (in Python: the file work's own programs may be missing, see below).
+ */
+const LIST = `import hashlib, os, stat, sys
+out = []
+for root in sys.argv[1:]:
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            m = os.lstat(p).st_mode
+            kind = 'l' if stat.S_ISLNK(m) else 'd' if stat.S_ISDIR(m) else 'f'
+            extra = os.readlink(p) if kind == 'l' else hashlib.sha256(open(p, 'rb').read()).hexdigest() if kind == 'f' else ''
+            out.append('%s %s %o %s' % (p, kind, stat.S_IMODE(m), extra))
+print(chr(10).join(sorted(out)))`;
+
+/**
+ * What the tar formats and modes make hard: names past ustar's 100 and 255 bytes, a read-only
+ * folder with a file in it, an empty folder, a symlink, modes, a non-ASCII name.
+ */
+async function makeTree(dir: string): Promise<void> {
+  const deep = ['a', 'b', 'c', 'd'].map((c) => c.repeat(70)).join('/');
+  for (const d of ['src', 'bin', 'empty', 'ro', 'gone', deep]) await mkdir(path.join(dir, d), { recursive: true });
+  const files: [string, string, number][] = [
+    ['src/app.py', 'old\n', 0o644],
+    ['bin/run.sh', '#!/bin/sh\necho run\n', 0o755],
+    ['secret.txt', 'only mine', 0o600],
+    ['ro/inside.txt', 'kept', 0o644],
+    ['gone/x.txt', 'removed later', 0o644],
+    [`${'n'.repeat(120)}.txt`, 'a long name', 0o644],
+    [`${deep}/file.txt`, 'a long path', 0o640],
+    ['ünïcode ✓.txt', 'ü', 0o644],
+  ];
+  for (const [name, content, mode] of files) await writeFile(path.join(dir, name), content, { mode });
+  await symlink('src/app.py', path.join(dir, 'link-to-app'));
+  await chmod(path.join(dir, 'ro'), 0o555);
+}
+
+/**
+ * Under the Python server, the harness's file work (upload, write, read, remove, the reset between
+ * sandboxes, the CA bundles) is done by the server's own code instead of tar, cat, rm and find
+ * (server-python-files.ts). It must leave exactly what those programs leave, and fail where they fail.
+ */
+describe.skipIf(unavailable)('docker command servers: the same file work, the Python one starting no program for it', () => {
+  const tempDir = useTempDirs('rg-server-files-');
+
+  /** One sandbox's file work and dirt, then the next sandbox of the run: what each step left. */
+  async function fileWork(backend: DockerBackend): Promise<Record<string, unknown>> {
+    const runId = 'server-files';
+    await backend.open(runId);
+    try {
+      const tree = await tempDir();
+      await makeTree(tree);
+      const first = await backend.create({ runId, fixtureId: 'files' });
+      const uploaded = await first.uploadDir(tree);
+      await chmod(path.join(tree, 'ro'), 0o755); // the temp folder's cleanup empties it
+      await first.writeFiles([
+        { path: 'src/app.py', content: 'new\n', mode: 0o600 },
+        { path: 'new/deeper/file.txt', content: 'made with its folders' },
+      ]);
+      const read = (await first.readFile('src/app.py')).toString();
+      const intoReadOnly = await first.writeFiles([{ path: 'ro/more.txt', content: 'x' }]).then(
+        () => 'written',
+        (e: { code?: string }) => e.code,
+      );
+      await first.removeFiles(['gone', 'not-there']);
+      const listing = (await first.exec(['python3', '-c', LIST, '/workspace'])).stdout;
+      // What the reset must empty: read-only folders, a tree 200 deep, a closed workspace, HOME, /tmp, /dev/shm.
+      const dirt = await first.exec([
+        'sh',
+        '-c',
+        'set -e; mkdir -p /tmp/a/b "$HOME/h"; touch /tmp/a/b/f "$HOME/h/f" /dev/shm/s; chmod 500 /tmp/a/b "$HOME/h"; ' +
+          'd=deep; i=0; while [ $i -lt 200 ]; do d=$d/d; i=$((i+1)); done; mkdir -p $d; touch $d/f; chmod 555 $d; chmod 000 ro; chmod 700 /workspace',
+      ]);
+      await first.destroy();
+      const second = await backend.create({ runId, fixtureId: 'after' });
+      const after = await second.exec([
+        'sh',
+        '-c',
+        'stat -c "%n %a" /workspace /redgreen "$HOME"; ls -A /workspace /tmp /dev/shm "$HOME"; ls -A /redgreen | grep -vx .ca; true',
+      ]);
+      await second.destroy();
+      return { uploaded, read, intoReadOnly, listing, dirt: dirt.exitCode, reused: second.id === first.id, after: after.stdout };
+    } finally {
+      await backend.close();
+    }
+  }
+
+  test('Python and sh servers leave the same files, refuse the same writes and reset alike', async () => {
+    const python = await fileWork(new DockerBackend(dockerTestOptions()));
+    const sh = await fileWork(new DockerBackend(dockerTestOptions({ server: 'sh' })));
+    expect(python).toEqual(sh);
+    expect(python).toMatchObject({ uploaded: { files: 9 }, read: 'new\n', intoReadOnly: 'SANDBOX_FAILED', dirt: 0, reused: true });
+    const listing = python.listing as string;
+    expect(listing).toContain('/workspace/src/app.py f 600 ');
+    expect(listing).toContain('/workspace/ro d 555 \n');
+    expect(listing).toContain('/workspace/link-to-app l 777 src/app.py\n');
+    expect(listing).toContain(`/workspace/${'n'.repeat(120)}.txt f 644 `);
+    expect(listing).toMatch(/\/dddd+\/file\.txt f 640 /);
+    expect(listing).not.toContain('/workspace/gone');
+    // The volumes back to a new folder's mode, every place empty (ls lists folders in its own order).
+    expect(python.after).toBe('/workspace 755\n/redgreen 755\n/home/sandbox 755\n/dev/shm:\n\n/home/sandbox:\n\n/tmp:\n\n/workspace:\n');
+  });
+
+  test('under the Python server, the file work runs with tar, cat, rm, find and ipcrm all broken', async () => {
+    const broken = '#!/bin/sh\necho "$0 should not have run" >&2\nexit 97\n';
+    const image = await imageWith(
+      'redgreen-test/no-file-programs',
+      Object.fromEntries(['tar', 'cat', 'rm', 'find', 'ipcrm'].map((p) => [`usr/local/bin/${p}`, broken])),
+    );
+    try {
+      const python = await fileWork(new DockerBackend(dockerTestOptions()));
+      const without = await fileWork(new DockerBackend(dockerTestOptions({ image })));
+      expect(without).toEqual(python);
+    } finally {
+      await dockerClient().getImage(image).remove({ force: true });
     }
   });
 });

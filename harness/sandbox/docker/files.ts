@@ -7,6 +7,7 @@ import { RedgreenError } from '../../errors.js';
 import { OWNER, readSingleFile } from './archive.js';
 import { engineFailure, statusOf } from './client.js';
 import { SCRATCH_DIR, WORKDIR } from './config.js';
+import { EXTRACT_ARGV } from './reset.js';
 import { checkPaths, fsError, insideRoots, pathsArgv, readKinds, type InsidePath, type PathCheck } from './paths.js';
 import type { CommandInput } from '../core/command-server.js';
 import { packFiles, packTree, streamEntry } from '../core/tar.js';
@@ -50,7 +51,7 @@ export async function uploadTree(ctx: FilesContext, hostDir: string, options: Up
   const { pack, done } = packTree(hostDir, entries, ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER });
   try {
     if (ctx.server) {
-      const r = await ctx.run(['tar', '-x', '-p', '-f', '-', '-C', '/'], { input: pack as unknown as AsyncIterable<Buffer> });
+      const r = await ctx.run(EXTRACT_ARGV, { input: pack as unknown as AsyncIterable<Buffer> });
       if (r.exitCode !== 0) throw failed(`upload ${hostDir}`, r);
       return await done;
     }

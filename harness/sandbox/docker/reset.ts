@@ -1,6 +1,45 @@
+import { HOME_DIR, SCRATCH_DIR, WORKDIR } from './config.js';
 import type { CaBundles } from './ca.js';
 import type { PreparedContainer } from './container.js';
-import { RESET_SCRIPT } from './server-script.js';
+
+/**
+ * What a sandbox may have changed, emptied for the next sandbox (run as the sandbox user through
+ * the server, which then checks that no process is left): the volumes (workspace, scratch, HOME,
+ * back to a new folder's mode), /tmp, /dev/shm and /dev/mqueue (the only other writable places on
+ * a read-only root) and System V IPC objects. One `find` does it all in the common case; folders a
+ * command made read-only are made writable and emptied on a second pass. The Python server does
+ * the same without starting a process (server-python.ts). Exits 0 only when every
+ * place is empty and no IPC object is left; says what is left otherwise.
+ */
+export const RESET_VOLUMES = [WORKDIR, SCRATCH_DIR, HOME_DIR];
+export const RESET_OTHERS = ['/tmp', '/dev/shm', '/dev/mqueue'];
+const PLACES = [...RESET_VOLUMES, ...RESET_OTHERS].join(' ');
+const any = (paths: string[]) => paths.map((p) => `-path ${p}`).join(' -o ');
+export const RESET_SCRIPT = `clear() {
+  find ${PLACES} -depth \\( ${any(RESET_VOLUMES)} \\) \\( -perm 0755 -o -exec chmod 755 {} + \\) -o \\( ${any(RESET_OTHERS)} \\) -o -delete 2>/dev/null
+}
+left() {
+  for d in ${PLACES}; do
+    [ -d "$d" ] || continue
+    for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do
+      [ -e "$f" ] || [ -L "$f" ] || continue
+      left=$f; return 0
+    done
+  done
+  return 1
+}
+ipc() {
+  for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do
+    [ -r "$f" ] || continue
+    { read -r _; read -r x; } <"$f" && { left="an IPC object ($f)"; return 0; }
+  done
+  return 1
+}
+clear
+if left; then chmod -R u+rwx ${PLACES} 2>/dev/null; clear; fi
+if left; then echo "left: $left" >&2; exit 1; fi
+if ipc; then ipcrm -a 2>/dev/null; fi
+if ipc; then echo "left: $left" >&2; exit 1; fi`;
 
 /**
  * Makes a container fit for the next sandbox of the run: RESET_SCRIPT through its server (which
@@ -18,12 +57,14 @@ export async function resetContainer(p: PreparedContainer, ca: CaBundles): Promi
   return true;
 }
 
-/** Extracts the tar archive on stdin at / as the sandbox user, modes as in the archive. */
-export const EXTRACT = 'exec tar -x -p -f - -C /';
+/** Extracts the tar archive on stdin at / as the sandbox user, modes as in the archive (the Python server reads it itself). */
+export const EXTRACT_ARGV = ['tar', '-x', '-p', '-f', '-', '-C', '/'];
+/** The same, ending a shell script. */
+export const EXTRACT = `exec ${EXTRACT_ARGV.join(' ')}`;
 
 /** Extracts an archive (names from /) in a container through its server, as the sandbox user. */
 export async function putThroughServer(p: PreparedContainer, archive: Buffer): Promise<void> {
-  const o = await p.server!.run({ argv: ['/bin/sh', '-c', EXTRACT], env: {}, cwd: '/', internal: true }, archive);
+  const o = await p.server!.run({ argv: EXTRACT_ARGV, env: {}, cwd: '/', internal: true }, archive);
   if (o.state !== 'ok' || o.result.exitCode !== 0)
     throw new Error(`extracting files failed: ${o.result.stderr.trim() || `exit ${o.result.exitCode}`}`);
 }

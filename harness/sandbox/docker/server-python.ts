@@ -1,6 +1,7 @@
 import { SANDBOX_GID, SANDBOX_UID } from './config.js';
 import { MEMORY_FILES, MOUNTS, PIDS_FILES } from './limit-probe.js';
 import { FULL_BELOW_BYTES } from '../core/limits.js';
+import { PYTHON_FILE_OPS } from './server-python-files.js';
 
 /**
  * The command server of server-script.ts, in Python: what the sh server hands over to when the
@@ -23,8 +24,8 @@ import { FULL_BELOW_BYTES } from '../core/limits.js';
  */
 export const PYTHON_SERVER = String.raw`import os, sys
 try:
-    import select, signal
-    os.set_blocking, os.environb, signal.pthread_sigmask, signal.set_wakeup_fd
+    import select, signal, stat
+    os.set_blocking, os.environb, os.scandir, signal.pthread_sigmask, signal.set_wakeup_fd
 except (ImportError, AttributeError):
     # A Python older than 3.5, or one without these: the sh server instead (its script comes last).
     os.execv('/bin/sh', ['/bin/sh', '-c', sys.argv[-1], 'redgreen-server'])
@@ -41,6 +42,9 @@ os.set_blocking(wake_r, False)
 os.set_blocking(wake_w, False)
 signal.set_wakeup_fd(wake_w)
 signal.signal(signal.SIGCHLD, lambda *a: None)
+# What a command must get back to default: the dispositions not default here (handled or ignored,
+# inherited or Python's own), found once instead of trying every signal for each command.
+NOT_DEFAULT = [s for s in range(1, signal.NSIG) if signal.getsignal(s) not in (signal.SIG_DFL, None)]
 
 def write_all(fd, data):
     while data:
@@ -117,12 +121,13 @@ def child(argv, stdin_fd):
         os.dup2(err, 2)
         prefer_to_kill()
         become_user()
-        for s in range(1, signal.NSIG):
-            try:
-                signal.signal(s, signal.SIG_DFL)
-            except (OSError, ValueError):
-                pass
+        for s in NOT_DEFAULT:
+            signal.signal(s, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        op = native(argv)
+        if op is not None:
+            os.chdir('/')
+            os._exit(op())
         env = None
         if len(argv) > 4 and argv[:2] == [b'env', b'-i'] and argv[2].startswith(b'--chdir=') and argv[3] == b'--default-signal':
             cwd, rest, env = argv[2][8:], argv[4:], {}
@@ -168,6 +173,7 @@ def run_program(argv, env):
     e = first or OSError(2, os.strerror(2))
     fail(quoted(name) + ': ' + os.strerror(e.errno), 127 if e.errno == 2 else 126)
 
+${PYTHON_FILE_OPS}
 def exit_code(status):
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 

@@ -154,44 +154,6 @@ while IFS= read -r req; do
 done`;
 
 /**
- * What a sandbox may have changed, emptied for the next sandbox (run as the sandbox user through
- * the server, which then checks that no process is left): the volumes (workspace, scratch, HOME,
- * back to a new folder's mode), /tmp, /dev/shm and /dev/mqueue (the only other writable places on
- * a read-only root) and System V IPC objects. One `find` does it all in the common case; folders a
- * command made read-only are made writable and emptied on a second pass. Exits 0 only when every
- * place is empty and no IPC object is left; says what is left otherwise.
- */
-const VOLUMES = [WORKDIR, SCRATCH_DIR, HOME_DIR];
-const OTHERS = ['/tmp', '/dev/shm', '/dev/mqueue'];
-const PLACES = [...VOLUMES, ...OTHERS].join(' ');
-const any = (paths: string[]) => paths.map((p) => `-path ${p}`).join(' -o ');
-export const RESET_SCRIPT = `clear() {
-  find ${PLACES} -depth \\( ${any(VOLUMES)} \\) \\( -perm 0755 -o -exec chmod 755 {} + \\) -o \\( ${any(OTHERS)} \\) -o -delete 2>/dev/null
-}
-left() {
-  for d in ${PLACES}; do
-    [ -d "$d" ] || continue
-    for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do
-      [ -e "$f" ] || [ -L "$f" ] || continue
-      left=$f; return 0
-    done
-  done
-  return 1
-}
-ipc() {
-  for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do
-    [ -r "$f" ] || continue
-    { read -r _; read -r x; } <"$f" && { left="an IPC object ($f)"; return 0; }
-  done
-  return 1
-}
-clear
-if left; then chmod -R u+rwx ${PLACES} 2>/dev/null; clear; fi
-if left; then echo "left: $left" >&2; exit 1; fi
-if ipc; then ipcrm -a 2>/dev/null; fi
-if ipc; then echo "left: $left" >&2; exit 1; fi`;
-
-/**
  * The container's main process: the server, as sh's script (its $0 names it in process lists),
  * handing over to its Python version when the image can run it, unless `shellOnly`.
  */
