@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
 import { volumeNames } from '../../harness/sandbox/docker/config.js';
@@ -230,5 +233,43 @@ describe.each(engines)('$name: nothing is left', ({ name, make }) => {
       await backend.close();
     }
     expect(await mine()).toEqual([]);
+  });
+
+  test("the host's CA bundles: the same bytes in every sandbox, read-only, not sent again at a reset, gone at close", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-ca-'));
+    const bundle = path.join(dir, 'corp-ca.pem');
+    writeFileSync(bundle, `-----BEGIN CERTIFICATE-----\n${randomBytes(48).toString('base64')}\n-----END CERTIFICATE-----\n`);
+    const saved = { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS, SSL_CERT_FILE: process.env.SSL_CERT_FILE };
+    process.env.NODE_EXTRA_CA_CERTS = bundle;
+    process.env.SSL_CERT_FILE = bundle;
+    const backend = (await make()) as DockerBackend;
+    const client = name === 'podman' ? podmanClient() : dockerClient();
+    const volumes = async () =>
+      ((await client.listVolumes({ filters: { label: [`${LABEL.session}=${backend.session}`] } })).Volumes ?? []).map((v) => v.Name);
+    const look =
+      'echo "$NODE_EXTRA_CA_CERTS $SSL_CERT_FILE"; cat "$SSL_CERT_FILE"; echo changed > "$SSL_CERT_FILE" 2>/dev/null || echo read-only; ls -A /redgreen';
+    try {
+      // Outside a run: the sandbox's own copy, gone with it.
+      const once = await backend.create({ runId: 'ca', fixtureId: 'once' });
+      const seen = await once.exec(look);
+      expect(seen.stdout).toBe(`/redgreen-ca/0-corp-ca.pem /redgreen-ca/0-corp-ca.pem\n${readFileSync(bundle, 'utf8')}read-only\n`);
+      await once.destroy();
+      expect(await volumes()).toEqual([]);
+      // Within a run: one copy for every container, still there after a reset, removed at close.
+      await backend.open('ca');
+      const ids: string[] = [];
+      for (const id of ['a', 'b']) {
+        const sb = await backend.create({ runId: 'ca', fixtureId: id });
+        ids.push(sb.id);
+        expect((await sb.exec(look)).stdout).toBe(seen.stdout);
+        await sb.destroy();
+      }
+      expect(ids[1]).toBe(ids[0]);
+    } finally {
+      await backend.close();
+      Object.assign(process.env, saved);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(await volumes()).toEqual([]);
   });
 });

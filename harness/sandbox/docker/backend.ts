@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
-import { hostCaBundles, type CaBundles } from './ca.js';
+import { hostCaBundles, makeCaVolume, type CaBundles } from './ca.js';
 import { dockerClient, engineFailure, pingEngine, profileOf } from './client.js';
-import { dockerLimits, objectName, SCRATCH_DIR, type DockerLimits } from './config.js';
-import { startSandboxContainer, type PreparedContainer } from './container.js';
+import { dockerLimits, objectName, type DockerLimits } from './config.js';
+import { startSandboxContainer, type PreparedContainer, type SandboxPlan } from './container.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
 import { LABEL, ownerLabels, type Role } from './labels.js';
 import { resolveSetupNetwork } from './network.js';
-import { putThroughServer, resetContainer } from './reset.js';
+import { resetContainer } from './reset.js';
 import { DockerSandbox } from './sandbox.js';
 import { containerEnv } from './sandbox-env.js';
 import { SandboxVolumes } from './volumes.js';
@@ -58,6 +58,8 @@ export class DockerBackend implements SandboxBackend {
   private closing?: Promise<void>;
   private network?: Promise<string>;
   private ca?: Promise<CaBundles>;
+  /** The CA bundles' volume of the run's containers (caVolumeFor). */
+  private sharedCa?: Promise<string>;
   private readonly images = new Map<string, Promise<ImageInfo>>();
   /** Between open and close: containers come back for reuse. */
   private reusing = false;
@@ -160,10 +162,7 @@ export class DockerBackend implements SandboxBackend {
   private async recycle(p: PreparedContainer, fit: boolean): Promise<void> {
     const pool = this.pools.get(p.image);
     if (fit && this.reusing && !this.closing && p.uses < this.maxUses && p.server && p.resettable) {
-      (pool ?? this.poolFor(p.image)).giveBack(
-        p,
-        this.caBundles().then((ca) => resetContainer(p, ca)),
-      );
+      (pool ?? this.poolFor(p.image)).giveBack(p, resetContainer(p));
       return;
     }
     pool?.lost(p);
@@ -213,6 +212,31 @@ export class DockerBackend implements SandboxBackend {
     return (this.ca ??= hostCaBundles(process.env));
   }
 
+  /**
+   * The volume of the host's CA bundles (ca.ts) for a new container. Within a run, one for all its
+   * containers, made once; outside one, the sandbox's own (`<name>-ca`), removed with its other
+   * volumes. Null when the host names none.
+   */
+  private async caVolumeFor(name: string, image: string, labels: Record<string, string>): Promise<string | null> {
+    const { archive } = await this.caBundles();
+    if (!archive) return null;
+    if (!this.reusing) {
+      await makeCaVolume(this.docker, { name: `${name}-ca`, image, archive, labels });
+      return `${name}-ca`;
+    }
+    if (this.sharedCa) return this.sharedCa;
+    const shared = objectName('ca', '', this.session);
+    const made = makeCaVolume(this.docker, {
+      name: shared,
+      image,
+      archive,
+      labels: { ...labels, [LABEL.role]: 'ca', [LABEL.fixture]: '' },
+    }).then(() => shared);
+    // A failure is not kept: the next sandbox tries again (what was made is removed by close()).
+    made.catch(() => (this.sharedCa = undefined));
+    return (this.sharedCa = made);
+  }
+
   private image(name: string): Promise<ImageInfo> {
     let p = this.images.get(name);
     if (!p) {
@@ -230,7 +254,8 @@ export class DockerBackend implements SandboxBackend {
     const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
     const labels = { [LABEL.run]: runId, [LABEL.role]: role, [LABEL.fixture]: fixtureId, [LABEL.session]: this.session, ...ownerLabels() };
     const ulimits = profileOf(this.docker).ulimits;
-    const plan = {
+    const ca = await this.caBundles();
+    const plan: SandboxPlan = {
       image: info.ref,
       volume: name,
       labels,
@@ -238,7 +263,6 @@ export class DockerBackend implements SandboxBackend {
       ...(ulimits ? { ulimits } : {}),
       ...(this.shellServer ? { shellServer: true } : {}),
     };
-    const ca = await this.caBundles();
     const p: PreparedContainer = {
       name,
       image,
@@ -254,10 +278,9 @@ export class DockerBackend implements SandboxBackend {
     };
     try {
       await this.volumes.create(name, labels);
+      const ca = await this.caVolumeFor(name, info.ref, labels);
+      if (ca) plan.ca = ca;
       Object.assign(p, await startSandboxContainer(this.docker, plan, name));
-      // After start: the volumes are filled from the image (owner included) only while still empty.
-      if (p.server && ca.fromRoot) await putThroughServer(p, ca.fromRoot);
-      else if (ca.archive) await p.container.putArchive(ca.archive, { path: SCRATCH_DIR });
       return p;
     } catch (e) {
       await this.discard(p);
@@ -272,5 +295,11 @@ export class DockerBackend implements SandboxBackend {
     await p.container.remove({ force: true }).catch(() => undefined);
     p.server?.close();
     await this.volumes.remove(p.volume, Boolean(p.plan.layer));
+    // A sandbox's own CA volume (outside a run), never the run's (a half-made one is close()'s).
+    if (p.plan.ca === `${p.volume}-ca`)
+      await this.docker
+        .getVolume(p.plan.ca)
+        .remove()
+        .catch(() => undefined);
   }
 }

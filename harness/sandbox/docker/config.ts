@@ -93,6 +93,8 @@ export interface ContainerPlan {
   mounts?: Docker.MountConfig;
   /** A sandbox's command server stays the POSIX sh one, even where python3 could run it (server-script.ts). */
   shellServer?: boolean;
+  /** The volume of the host's CA bundles (ca.ts), mounted read-only at CA_MOUNT. */
+  ca?: string;
 }
 
 export function volumeNames(prefix: string): string[] {
@@ -160,6 +162,10 @@ export function containerOptions(p: ContainerPlan): Docker.ContainerCreateOption
  */
 function volumeMounts(p: ContainerPlan): Docker.MountConfig {
   if (p.mounts) return p.mounts;
+  return [...sandboxMounts(p), ...(p.ca ? [mount(p.ca, CA_MOUNT, true)] : [])];
+}
+
+function sandboxMounts(p: ContainerPlan): Docker.MountConfig {
   if (!p.layer) return VOLUME_MOUNTS.map(([target, suffix]) => mount(`${p.volume}-${suffix}`, target));
   return [
     mount(overlayVolume(p.volume), WORKDIR),
@@ -177,6 +183,8 @@ export function mount(Source: string, Target: string, ReadOnly = false): Docker.
 /** Where a layered sandbox's container mounts its overlay's tmpfs and its layer (read-only, never used by commands). */
 export const LAYER_UPPER_MOUNT = '/redgreen-upper';
 export const LAYER_MOUNT = '/redgreen-layer';
+/** Where every sandbox container mounts the host's CA bundles (ca.ts), read-only. */
+export const CA_MOUNT = '/redgreen-ca';
 
 /** A name Docker accepts for a container or volume, recognisably redgreen's. */
 export function objectName(kind: string, fixtureId: string, suffix: string): string {

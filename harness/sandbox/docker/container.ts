@@ -21,7 +21,7 @@ export interface PreparedContainer {
   plan: SandboxPlan;
   /** The image's PATH. */
   imagePath: string;
-  /** Variables that point at files copied into this container (CA bundles). */
+  /** Variables that point at files of the host's copied into the container (the CA bundles' volume). */
   env: Record<string, string>;
   /** Its image leaves the sandbox's folders empty: a reset gives the next sandbox what a new container would. */
   resettable: boolean;

@@ -1,5 +1,4 @@
 import { HOME_DIR, SCRATCH_DIR, WORKDIR } from './config.js';
-import type { CaBundles } from './ca.js';
 import type { PreparedContainer } from './container.js';
 
 /**
@@ -43,15 +42,13 @@ if ipc; then echo "left: $left" >&2; exit 1; fi`;
 
 /**
  * Makes a container fit for the next sandbox of the run: RESET_SCRIPT through its server (which
- * frames it only once no process of the sandbox user is left), and what a new container starts
- * with put back (the CA bundles), in one command. Its limit counters (in the server's frame) are
- * kept as they are now, so a limit the next sandbox runs into is told apart from one before it. False when anything could not be
- * emptied or checked: the container must go.
+ * frames it only once no process of the sandbox user is left). Its limit counters (in the server's
+ * frame) are kept as they are now, so a limit the next sandbox runs into is told apart from one
+ * before it. False when anything could not be emptied or checked: the container must go.
  */
-export async function resetContainer(p: PreparedContainer, ca: CaBundles): Promise<boolean> {
+export async function resetContainer(p: PreparedContainer): Promise<boolean> {
   if (!p.server || !p.resettable) return false;
-  const script = ca.fromRoot ? `${RESET_SCRIPT}\n${EXTRACT}` : RESET_SCRIPT;
-  const o = await p.server.run({ argv: ['/bin/sh', '-c', script], env: {}, cwd: '/', internal: true }, ca.fromRoot ?? undefined);
+  const o = await p.server.run({ argv: ['/bin/sh', '-c', RESET_SCRIPT], env: {}, cwd: '/', internal: true });
   if (o.state !== 'ok' || o.result.exitCode !== 0 || !o.limits) return false;
   p.counters = o.limits.counters;
   return true;
@@ -59,12 +56,3 @@ export async function resetContainer(p: PreparedContainer, ca: CaBundles): Promi
 
 /** Extracts the tar archive on stdin at / as the sandbox user, modes as in the archive (the Python server reads it itself). */
 export const EXTRACT_ARGV = ['tar', '-x', '-p', '-f', '-', '-C', '/'];
-/** The same, ending a shell script. */
-export const EXTRACT = `exec ${EXTRACT_ARGV.join(' ')}`;
-
-/** Extracts an archive (names from /) in a container through its server, as the sandbox user. */
-export async function putThroughServer(p: PreparedContainer, archive: Buffer): Promise<void> {
-  const o = await p.server!.run({ argv: EXTRACT_ARGV, env: {}, cwd: '/', internal: true }, archive);
-  if (o.state !== 'ok' || o.result.exitCode !== 0)
-    throw new Error(`extracting files failed: ${o.result.stderr.trim() || `exit ${o.result.exitCode}`}`);
-}

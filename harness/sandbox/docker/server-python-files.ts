@@ -1,4 +1,4 @@
-import { EXTRACT, EXTRACT_ARGV, RESET_OTHERS, RESET_SCRIPT, RESET_VOLUMES } from './reset.js';
+import { EXTRACT_ARGV, RESET_OTHERS, RESET_SCRIPT, RESET_VOLUMES } from './reset.js';
 import { PATHS_SCRIPT } from './paths.js';
 
 const bytes = (s: string) => `${JSON.stringify(s)}.encode()`;
@@ -14,7 +14,7 @@ const bytes = (s: string) => `${JSON.stringify(s)}.encode()`;
  *   link replaces what is there, missing parents are made, modes are exact, a folder's mode and
  *   time are set once all it holds is in; a name with `..` is refused.
  * - PATHS_SCRIPT (paths.ts): the same letters on stderr and exit codes, then write, read or remove.
- * - RESET_SCRIPT, alone or followed by EXTRACT (reset.ts): the same places emptied, the same second
+ * - RESET_SCRIPT (reset.ts): the same places emptied, the same second
  *   pass for read-only folders, the same "left: …" and IPC check. Like the script, a tree the
  *   sandbox user cannot empty (too deep for a path) is left, and the container goes.
  */
@@ -22,7 +22,6 @@ export const PYTHON_FILE_OPS = String.raw`
 EXTRACT_ARGV = [w.encode() for w in ${JSON.stringify(EXTRACT_ARGV)}]
 PATHS_HEAD = [b'/bin/sh', b'-c', ${bytes(PATHS_SCRIPT)}, b'sh']
 RESET = ${bytes(RESET_SCRIPT)}
-RESET_EXTRACT = RESET + b'\n' + ${bytes(EXTRACT)}
 VOLUMES = [p.encode() for p in ${JSON.stringify(RESET_VOLUMES)}]
 PLACES = VOLUMES + [p.encode() for p in ${JSON.stringify(RESET_OTHERS)}]
 
@@ -32,8 +31,8 @@ def native(argv):
         return extract
     if len(argv) > 4 and argv[:4] == PATHS_HEAD:
         return lambda: paths(argv[4], argv[5:])
-    if len(argv) == 3 and argv[:2] == [b'/bin/sh', b'-c'] and argv[2] in (RESET, RESET_EXTRACT):
-        return lambda: reset() or (extract() if argv[2] == RESET_EXTRACT else 0)
+    if argv == [b'/bin/sh', b'-c', RESET]:
+        return reset
     return None
 
 def say(tool, message):
