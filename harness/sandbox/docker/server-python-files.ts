@@ -354,9 +354,8 @@ def leftover():
 def ipc():
     for f in ('/proc/sysvipc/shm', '/proc/sysvipc/sem', '/proc/sysvipc/msg'):
         try:
-            with open(f, 'rb') as h:
-                if len(h.read().splitlines()) > 1:
-                    return ('an IPC object (' + f + ')').encode()
+            if len(slurp(f).splitlines()) > 1:
+                return ('an IPC object (' + f + ')').encode()
         except OSError:
             pass
     return None
