@@ -66,6 +66,19 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
     expect(r.python.stdout).toContain('oom 1000\n');
   });
 
+  test("after file work, which the Python server does with the sandbox user's ids, the server is root again, with no groups", async () => {
+    const sb = sandboxes.python!;
+    await sb.writeFiles([{ path: 'ids/a.txt', content: 'a' }]);
+    expect((await sb.readFile('ids/a.txt')).toString()).toBe('a');
+    await sb.removeFiles(['ids']);
+    const ids = await sb.exec([
+      'sh',
+      '-c',
+      `for p in /proc/[0-9]*; do if tr "\\0" " " <"$p/cmdline" | grep -q "^python3 -I -S"; then grep -E "^(Uid|Gid|Groups):" "$p/status"; fi; done`,
+    ]);
+    expect(ids.stdout.replace(/[ \t]+/g, ' ')).toBe('Uid: 0 0 0 0\nGid: 0 0 0 0\nGroups: \n');
+  });
+
   test('a program that cannot start fails as under env: missing 127, not executable 126, no #! run by sh', async () => {
     const prepare = 'printf "echo from sh\\nexit 3\\n" > plain && chmod +x plain && printf "x" > noexec';
     expect((await both(['sh', '-c', prepare])).python.exitCode).toBe(0);
@@ -189,12 +202,12 @@ describe.skipIf(unavailable)('docker command servers: the same file work, the Py
       );
       await first.removeFiles(['gone', 'not-there']);
       const listing = (await first.exec(['python3', '-c', LIST, '/workspace'])).stdout;
-      // What the reset must empty: read-only folders, a tree 200 deep, a closed workspace, HOME, /tmp, /dev/shm.
+      // What the reset must empty: read-only folders, a tree 200 deep, a closed workspace, HOME, /tmp, /dev/shm, a message queue.
       const dirt = await first.exec([
         'sh',
         '-c',
         'set -e; mkdir -p /tmp/a/b "$HOME/h"; touch /tmp/a/b/f "$HOME/h/f" /dev/shm/s; chmod 500 /tmp/a/b "$HOME/h"; ' +
-          'd=deep; i=0; while [ $i -lt 200 ]; do d=$d/d; i=$((i+1)); done; mkdir -p $d; touch $d/f; chmod 555 $d; chmod 000 ro; chmod 700 /workspace',
+          'd=deep; i=0; while [ $i -lt 200 ]; do d=$d/d; i=$((i+1)); done; mkdir -p $d; touch $d/f; chmod 555 $d; chmod 000 ro; chmod 700 /workspace; ipcmk -Q >/dev/null',
       ]);
       await first.destroy();
       const second = await backend.create({ runId, fixtureId: 'after' });
@@ -228,11 +241,11 @@ describe.skipIf(unavailable)('docker command servers: the same file work, the Py
     );
   });
 
-  test('under the Python server, the file work runs with tar, cat, rm, find and ipcrm all broken', async () => {
+  test('under the Python server, the file work runs with tar, cat, rm and find all broken', async () => {
     const broken = '#!/bin/sh\necho "$0 should not have run" >&2\nexit 97\n';
     const image = await imageWith(
       'redgreen-test/no-file-programs',
-      Object.fromEntries(['tar', 'cat', 'rm', 'find', 'ipcrm'].map((p) => [`usr/local/bin/${p}`, broken])),
+      Object.fromEntries(['tar', 'cat', 'rm', 'find'].map((p) => [`usr/local/bin/${p}`, broken])),
     );
     try {
       const python = await fileWork(new DockerBackend(dockerTestOptions()));
