@@ -278,8 +278,8 @@ export class DockerBackend implements SandboxBackend {
     };
     try {
       await this.volumes.create(name, labels);
-      const ca = await this.caVolumeFor(name, info.ref, labels);
-      if (ca) plan.ca = ca;
+      const caVolume = await this.caVolumeFor(name, info.ref, labels);
+      if (caVolume) plan.ca = caVolume;
       Object.assign(p, await startSandboxContainer(this.docker, plan, name));
       return p;
     } catch (e) {

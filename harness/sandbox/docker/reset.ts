@@ -6,9 +6,9 @@ import type { PreparedContainer } from './container.js';
  * the server, which then checks that no process is left): the volumes (workspace, scratch, HOME,
  * back to a new folder's mode), /tmp, /dev/shm and /dev/mqueue (the only other writable places on
  * a read-only root) and System V IPC objects. One `find` does it all in the common case; folders a
- * command made read-only are made writable and emptied on a second pass. The Python server does
- * the same without starting a process (server-python.ts). Exits 0 only when every
- * place is empty and no IPC object is left; says what is left otherwise.
+ * command made read-only are made writable and emptied on a second pass. Exits 0 only when every
+ * place is empty and no IPC object is left; says what is left otherwise. The Python server does
+ * the same without starting a process (server-python-files.ts).
  */
 export const RESET_VOLUMES = [WORKDIR, SCRATCH_DIR, HOME_DIR];
 export const RESET_OTHERS = ['/tmp', '/dev/shm', '/dev/mqueue'];
