@@ -26,7 +26,8 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          globalSetup: ['test/e2e/recorded-run.setup.ts'],
+          // The temp-folder check first: its teardown is the last (test/helpers/temp-leaks.setup.ts).
+          globalSetup: ['test/helpers/temp-leaks.setup.ts', 'test/e2e/recorded-run.setup.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
         },
