@@ -241,6 +241,35 @@ describe.skipIf(unavailable)('docker command servers: the same file work, the Py
     );
   });
 
+  test('a full volume: an upload and a write fail as tar fails, and leave what tar leaves', async () => {
+    const big = path.join(await tempDir(), 'big.bin');
+    await writeFile(big, Buffer.alloc(12 * 1024 * 1024, 7));
+    const full = async (server: 'auto' | 'sh') => {
+      const limits = { memoryBytes: 1024 ** 3, cpus: 1, pids: 512, diskBytes: 8 * 1024 * 1024 };
+      const backend = new DockerBackend(dockerTestOptions({ server, limits }));
+      const sb = await backend.create({ runId: 'test', fixtureId: `full-${server}` });
+      try {
+        const failure = (e: { code?: string; message: string }) => `${e.code}: ${e.message}`;
+        return {
+          upload: await sb.uploadFile(big, 'big.bin').then(() => 'written', failure),
+          write: await sb.writeFiles([{ path: 'small.txt', content: 'x' }]).then(() => 'written', failure),
+          left: (await sb.exec(['python3', '-c', LIST, '/workspace'])).stdout.replace(/ [0-9a-f]{64}$/gm, ''),
+        };
+      } finally {
+        await sb.destroy();
+        await backend.close();
+      }
+    };
+    const python = await full('auto');
+    // Alike but for the words of the cut-short upload: GNU tar says "Wrote only 2560 of 10240 bytes".
+    expect(python).toEqual(await full('sh').then((sh) => ({ ...sh, upload: python.upload })));
+    expect(python.upload).toMatch(
+      /^SANDBOX_FAILED: could not write big\.bin: tar: workspace\/big\.bin: Cannot write: No space left on device/,
+    );
+    expect(python.write).toMatch(/^SANDBOX_FAILED: could not write small\.txt: tar: .*No space left on device/);
+    expect(python.left).toBe('/workspace/big.bin f 644\n/workspace/small.txt f 644\n');
+  });
+
   test('under the Python server, the file work runs with tar, cat, rm and find all broken', async () => {
     const broken = '#!/bin/sh\necho "$0 should not have run" >&2\nexit 97\n';
     const image = await imageWith(

@@ -89,6 +89,9 @@ def pax_records(data):
         data = data[n:]
     return out
 
+class Failed(Exception):
+    """What tar says it could not do (its words), and why."""
+
 def replace(path):
     """Makes way for a new entry, as tar does: a file or link is unlinked, an empty folder removed."""
     if stat.S_ISDIR(os.lstat(path).st_mode):
@@ -163,11 +166,17 @@ def extract(read):
                         if not part:
                             raise EOFError
                         unread -= len(part)
-                        write_all(fd, part)
-                    os.fchmod(fd, mode)
-                    os.utime(fd, (mtime, mtime))
+                        try:
+                            write_all(fd, part)
+                        except OSError as e:
+                            raise Failed('Cannot write', e)
                 finally:
-                    os.close(fd)
+                    # As tar: the mode and time even of a file cut short.
+                    try:
+                        os.fchmod(fd, mode)
+                        os.utime(fd, (mtime, mtime))
+                    finally:
+                        os.close(fd)
             elif kind == b'5':
                 try:
                     os.mkdir(path, 0o700)
@@ -188,8 +197,14 @@ def extract(read):
             say(b'tar', b'Unexpected EOF in archive')
             failed = True
             break
-        except (OSError, ValueError) as e:
-            say(b'tar', rel + b': Cannot open: ' + (why(e) if isinstance(e, OSError) else str(e).encode()))
+        except Failed as e:
+            say(b'tar', rel + b': ' + e.args[0].encode() + b': ' + why(e.args[1]))
+            failed = True
+        except OSError as e:
+            say(b'tar', rel + b': Cannot open: ' + why(e))
+            failed = True
+        except ValueError as e:
+            say(b'tar', rel + b': ' + str(e).encode())
             failed = True
         try:
             src.exact(unread + (-data % 512))
