@@ -251,7 +251,7 @@ describe.skipIf(unavailable)('docker command servers: the same file work, the Py
       try {
         const failure = (e: { code?: string; message: string }) => `${e.code}: ${e.message}`;
         return {
-          upload: await sb.uploadFile(big, 'big.bin').then(() => 'written', failure),
+          upload: await sb.uploadFile!(big, 'big.bin').then(() => 'written', failure),
           write: await sb.writeFiles([{ path: 'small.txt', content: 'x' }]).then(() => 'written', failure),
           left: (await sb.exec(['python3', '-c', LIST, '/workspace'])).stdout.replace(/ [0-9a-f]{64}$/gm, ''),
         };
