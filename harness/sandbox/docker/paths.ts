@@ -39,6 +39,9 @@ export interface PathCheck {
   final: PathStat;
 }
 
+/** Extracts the tar archive on stdin at / as the sandbox user, modes as in the archive (the Python server reads it itself). */
+export const EXTRACT_ARGV = ['tar', '-x', '-p', '-f', '-', '-C', '/'];
+
 /**
  * Checks paths in the container, as the sandbox user, then acts on them unless one is unsafe:
  * `sh -c PATHS_SCRIPT sh <action> <count> <component>… <count> <component>…`, each path given as
@@ -62,7 +65,7 @@ for a; do
 done
 [ -z "$bad" ] || exit 3
 case $action in
-  write) exec tar -x -p -f - -C / ;;
+  write) exec ${EXTRACT_ARGV.join(' ')} ;;
   read) [ -f "$a" ] && [ ! -L "$a" ] || exit 4; exec cat -- "$a" ;;
   remove) n=0 i=0
     for a; do

@@ -53,6 +53,3 @@ export async function resetContainer(p: PreparedContainer): Promise<boolean> {
   p.counters = o.limits.counters;
   return true;
 }
-
-/** Extracts the tar archive on stdin at / as the sandbox user, modes as in the archive (the Python server reads it itself). */
-export const EXTRACT_ARGV = ['tar', '-x', '-p', '-f', '-', '-C', '/'];

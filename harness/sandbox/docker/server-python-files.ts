@@ -1,5 +1,5 @@
-import { EXTRACT_ARGV, RESET_OTHERS, RESET_SCRIPT, RESET_VOLUMES } from './reset.js';
-import { PATHS_SCRIPT } from './paths.js';
+import { EXTRACT_ARGV, PATHS_SCRIPT } from './paths.js';
+import { RESET_OTHERS, RESET_SCRIPT, RESET_VOLUMES } from './reset.js';
 
 const bytes = (s: string) => `${JSON.stringify(s)}.encode()`;
 
@@ -10,7 +10,7 @@ const bytes = (s: string) => `${JSON.stringify(s)}.encode()`;
  * capability, no group) and root's again after; it only ever handles a request once no process of
  * that user is left, so none can be there to signal, trace or race it. They are framed like a
  * command, and say what the scripts' programs would say, with their exit codes:
- * - EXTRACT_ARGV (reset.ts): the archives the harness packs (files, folders, symlinks, hard links;
+ * - EXTRACT_ARGV (paths.ts): the archives the harness packs (files, folders, symlinks, hard links;
  *   ustar, pax and GNU long names) extracted at / as GNU `tar -x -p` does as a user: a file or
  *   link replaces what is there, missing parents are made, modes are exact, a folder's mode and
  *   time are set once all it holds is in; a name with `..` is refused.

@@ -238,25 +238,41 @@ def full_mount():
             return m
     return None
 
+class Chunks:
+    """A put's input as it comes (chunks: a <length> line, then that many bytes; 0 ends them)."""
+    def __init__(self):
+        self.left, self.done = 0, False
+
+    def read(self, n):
+        while not self.left:
+            if self.done:
+                return b''
+            self.left = max(int(readline()), 0)
+            self.done = not self.left
+        if not buf:
+            fill()
+        part = bytes(buf[:min(n, self.left)])
+        del buf[:len(part)]
+        self.left -= len(part)
+        return part
+
+    def drain(self):
+        while self.read(1 << 20):
+            pass
+
 def feed(w):
-    """A put's input (chunks: a <length> line, then that many bytes; 0 ends them) into w, all of
-    it read even when the command stops reading, so the next request is read as one."""
-    broken = w is None
+    """A put's input into w, all of it read even when the command stops reading, so the next
+    request is read as one."""
+    chunks, broken = Chunks(), w is None
     while True:
-        n = int(readline())
-        if n <= 0:
+        part = chunks.read(1 << 20)
+        if not part:
             break
-        while n > 0:
-            if not buf:
-                fill()
-            part = bytes(buf[:n])
-            del buf[:len(part)]
-            n -= len(part)
-            if not broken:
-                try:
-                    write_all(w, part)
-                except OSError:
-                    broken = True
+        if not broken:
+            try:
+                write_all(w, part)
+            except OSError:
+                broken = True
     if w is not None:
         os.close(w)
 
@@ -292,28 +308,6 @@ def wait_run(pid, cid):
                 pass
         if 0 in ready:
             fill()
-
-class Chunks:
-    """A put's input read by the server itself (chunks: a <length> line, then that many bytes; 0 ends them)."""
-    def __init__(self):
-        self.left, self.done = 0, False
-
-    def read(self, n):
-        while not self.left:
-            if self.done:
-                return b''
-            self.left = max(int(readline()), 0)
-            self.done = not self.left
-        if not buf:
-            fill()
-        part = bytes(buf[:min(n, self.left)])
-        del buf[:len(part)]
-        self.left -= len(part)
-        return part
-
-    def drain(self):
-        while self.read(1 << 20):
-            pass
 
 def as_sandbox_user(op, src):
     """A file operation done by the server itself with the sandbox user's rights (its effective ids:
