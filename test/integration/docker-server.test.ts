@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { packFiles } from '../../harness/sandbox/core/tar.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
-import { DEFAULT_IMAGE } from '../../harness/sandbox/docker/image.js';
+import { startSandboxContainer } from '../../harness/sandbox/docker/container.js';
+import { dockerLimits, volumeNames } from '../../harness/sandbox/docker/config.js';
+import { DEFAULT_IMAGE, ensureImage } from '../../harness/sandbox/docker/image.js';
+import { DEFAULT_LIMITS } from '../../harness/sandbox/core/limits.js';
 import type { ExecResult, Sandbox } from '../../harness/sandbox/core/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
@@ -92,6 +95,45 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
       exitCode: 127,
       stderr: expect.stringMatching(/^env: .no-such-program-on-path.: No such file or directory\n$/),
     });
+  });
+
+  test('a command with input (a put): it reads it whole, or stops early and the next request is still read as one', async () => {
+    // The harness's own puts are file work, which the Python server does itself; any other command
+    // gets its input through a pipe, as under the sh server.
+    const docker = dockerClient();
+    const image = (await ensureImage(docker, DEFAULT_IMAGE)).ref;
+    const withInput = async (shellServer: boolean) => {
+      const name = `redgreen-test-put-${shellServer ? 'sh' : 'python'}-${process.pid}`;
+      const plan = { image, volume: name, labels: { 'redgreen.test': 'put' }, limits: dockerLimits(DEFAULT_LIMITS), shellServer };
+      const { container, server } = await startSandboxContainer(docker, plan, name);
+      try {
+        const run = async (argv: string[], input?: Buffer) =>
+          (await server!.run({ argv, env: {}, cwd: '/', internal: true }, input)).result;
+        const big = Buffer.alloc(3 * 1024 * 1024, 'x');
+        return [await run(['wc', '-c'], big), await run(['head', '-c', '3'], big), await run(['echo', 'next'])].map((r) => ({
+          exitCode: r.exitCode,
+          stdout: r.stdout,
+        }));
+      } finally {
+        server?.close();
+        await container.remove({ force: true });
+        await Promise.all(
+          volumeNames(name).map((v) =>
+            docker
+              .getVolume(v)
+              .remove()
+              .catch(() => undefined),
+          ),
+        );
+      }
+    };
+    const python = await withInput(false);
+    expect(python).toEqual(await withInput(true));
+    expect(python).toEqual([
+      { exitCode: 0, stdout: `${3 * 1024 * 1024}\n` },
+      { exitCode: 0, stdout: 'xxx' },
+      { exitCode: 0, stdout: 'next\n' },
+    ]);
   });
 
   test('an image whose python3 cannot run the Python server gets the sh server, which works', async () => {
