@@ -95,6 +95,8 @@ export interface ContainerPlan {
   shellServer?: boolean;
   /** The volume of the host's CA bundles (ca.ts), mounted read-only at CA_MOUNT. */
   ca?: string;
+  /** A host folder of FIFOs to the harness (link.ts), mounted read-only at LINK_MOUNT. */
+  link?: string;
 }
 
 export function volumeNames(prefix: string): string[] {
@@ -162,7 +164,11 @@ export function containerOptions(p: ContainerPlan): Docker.ContainerCreateOption
  */
 function volumeMounts(p: ContainerPlan): Docker.MountConfig {
   if (p.mounts) return p.mounts;
-  return [...sandboxMounts(p), ...(p.ca ? [mount(p.ca, CA_MOUNT, true)] : [])];
+  return [
+    ...sandboxMounts(p),
+    ...(p.ca ? [mount(p.ca, CA_MOUNT, true)] : []),
+    ...(p.link ? [{ Type: 'bind' as const, Source: p.link, Target: LINK_MOUNT, ReadOnly: true }] : []),
+  ];
 }
 
 function sandboxMounts(p: ContainerPlan): Docker.MountConfig {
@@ -185,6 +191,8 @@ export const LAYER_UPPER_MOUNT = '/redgreen-upper';
 export const LAYER_MOUNT = '/redgreen-layer';
 /** Where every sandbox container mounts the host's CA bundles (ca.ts), read-only. */
 export const CA_MOUNT = '/redgreen-ca';
+/** Where a sandbox container's command server finds the FIFOs to the harness (link.ts), when offered. */
+export const LINK_MOUNT = '/redgreen-link';
 
 /** A name Docker accepts for a container or volume, recognisably redgreen's. */
 export function objectName(kind: string, fixtureId: string, suffix: string): string {

@@ -1,7 +1,9 @@
 import type Docker from 'dockerode';
+import { describeError } from '../../errors.js';
 import { containerOptions, type ContainerPlan } from './config.js';
 import type { LimitCounters } from './limit-probe.js';
 import type { CommandServer } from '../core/command-server.js';
+import { linkable, openLink, type ServerLink } from './link.js';
 import { startContainerServer } from './server.js';
 import { SERVER_CAPS, serverCmd } from './server-script.js';
 
@@ -33,21 +35,51 @@ export interface PreparedContainer {
 
 /**
  * Creates a sandbox container on the plan's volumes (network none, the command server as its main
- * process), starts it and attaches to its server. On failure nothing is left of the container;
- * the volumes are the caller's.
+ * process), starts it and attaches to its server, offering it a link past the engine (link.ts)
+ * where the engine may see this host's files. An engine that cannot mount the link's folder
+ * (a remote one behind a local socket) is not offered one again. `offer` makes the link (tests
+ * offer broken ones). On failure nothing is left of
+ * the container; the volumes are the caller's.
  */
 export async function startSandboxContainer(
   docker: Docker,
   plan: SandboxPlan,
   name: string,
-): Promise<{ container: Docker.Container; server: CommandServer | null; resettable: boolean }> {
+  offer: () => Promise<ServerLink> = openLink,
+): Promise<{ container: Docker.Container; server: CommandServer | null; resettable: boolean; linked: boolean }> {
+  // The sh server never opens a link; a host without mkfifo only goes without one.
+  const link = !plan.shellServer && linkable(docker) && !unlinkable.has(docker) ? await offer().catch(() => null) : null;
+  try {
+    return await startWith(docker, plan, name, link);
+  } catch (e) {
+    if (!link || !describeError(e).includes(link.dir)) throw e;
+    unlinkable.add(docker);
+    return await startWith(docker, plan, name, null);
+  } finally {
+    link?.release();
+  }
+}
+
+/** Engines that could not mount a link's folder. */
+const unlinkable = new WeakSet<Docker>();
+
+async function startWith(docker: Docker, plan: SandboxPlan, name: string, link: ServerLink | null) {
   let container: Docker.Container | undefined;
   try {
     container = await docker.createContainer(
-      containerOptions({ ...plan, name, network: 'none', cmd: serverCmd(plan.shellServer), user: '0:0', stdin: true, capAdd: SERVER_CAPS }),
+      containerOptions({
+        ...plan,
+        name,
+        network: 'none',
+        cmd: serverCmd(plan.shellServer),
+        user: '0:0',
+        stdin: true,
+        capAdd: SERVER_CAPS,
+        ...(link ? { link: link.dir } : {}),
+      }),
     );
-    const started = await startContainerServer(docker, container);
-    return { container, server: started?.server ?? null, resettable: started?.fresh ?? false };
+    const started = await startContainerServer(docker, container, link);
+    return { container, server: started?.server ?? null, resettable: started?.fresh ?? false, linked: started?.linked ?? false };
   } catch (e) {
     await (container ?? docker.getContainer(name)).remove({ force: true }).catch(() => undefined);
     throw e;

@@ -1,4 +1,4 @@
-import { SANDBOX_GID, SANDBOX_UID } from './config.js';
+import { LINK_MOUNT, SANDBOX_GID, SANDBOX_UID } from './config.js';
 import { MEMORY_FILES, MOUNTS, PIDS_FILES } from './limit-probe.js';
 import { FULL_BELOW_BYTES } from '../core/limits.js';
 import { PYTHON_FILE_OPS } from './server-python-files.js';
@@ -35,6 +35,7 @@ MEMORY_FILES = ${JSON.stringify(MEMORY_FILES)}
 PIDS_FILES = ${JSON.stringify(PIDS_FILES)}
 MOUNTS = ${JSON.stringify(MOUNTS.map(([m]) => m))}
 FULL_BELOW = ${FULL_BELOW_BYTES}
+LINK = '${LINK_MOUNT}'
 SELF = os.getpid()
 NL = b'\n'
 buf = bytearray()
@@ -386,11 +387,37 @@ def command(kind, cid, tok, spec):
         write_all(1, b' '.join(frame) + NL)
         write_all(2, tok + b' ' + cid + NL)
 
+def link():
+    """The server's ends of the FIFOs to the harness (link.ts), blocking again, when it offers them
+    and has its ends open (else None: the attach stream serves). Opened without waiting: where
+    the engine shows the folder but not the harness at the other end, there is no reader."""
+    fds = []
+    try:
+        for name, flag in (('out', os.O_WRONLY), ('err', os.O_WRONLY), ('in', os.O_RDONLY)):
+            fds.append(os.open(LINK + '/' + name, flag | os.O_NONBLOCK | os.O_CLOEXEC))
+            if not stat.S_ISFIFO(os.fstat(fds[-1]).st_mode):
+                raise OSError(0, 'not a FIFO')
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        return None
+    for fd in fds:
+        os.set_blocking(fd, True)
+    return fds
+
 # File work acts with the sandbox user's ids, without root's groups (as_sandbox_user).
 os.setgroups([])
 
-write_all(1, b'redgreen-server ready ' + sys.argv[1].encode() + NL)
-readline()
+pipes = link()
+write_all(1, b'redgreen-server ready ' + sys.argv[1].encode() + (b' link' if pipes else b'') + NL)
+if pipes:
+    # The harness speaks through the FIFOs from here on (the attach stream's input, with the line
+    # Podman may start it with, is left unread): output, errors, requests.
+    for fd, to in zip(pipes, (1, 2, 0)):
+        os.dup2(fd, to)
+        os.close(fd)
+else:
+    readline()
 while True:
     req = readline()
     kind, _, rest = req.partition(b' ')

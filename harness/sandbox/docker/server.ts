@@ -1,19 +1,27 @@
 import type Docker from 'dockerode';
 import { CommandServer } from '../core/command-server.js';
+import type { ServerLink } from './link.js';
 import { demux, streamEnded } from './stream.js';
 
 /** A container's command server (server-script.ts), started: whether the sandbox's folders were empty then (a reset can restore that). */
 export interface ContainerServer {
   server: CommandServer;
   fresh: boolean;
+  /** It speaks through the FIFOs of link.ts, not the attach stream. */
+  linked: boolean;
 }
 
 /**
  * Attaches to a created container, starts it and reads its server's hello. Null when the image
  * lacks what the server needs: the container then runs a plain sleep, and commands go through
  * the Exec API. A timeout or an abort asks the server to kill the command, which then frames it.
+ * With a link offered (the container mounts it), a server that opened it is spoken to there.
  */
-export async function startContainerServer(docker: Docker, container: Docker.Container): Promise<ContainerServer | null> {
+export async function startContainerServer(
+  docker: Docker,
+  container: Docker.Container,
+  link: ServerLink | null = null,
+): Promise<ContainerServer | null> {
   const stream = (await container.attach({
     stream: true,
     stdin: true,
@@ -28,8 +36,13 @@ export async function startContainerServer(docker: Docker, container: Docker.Con
   const hello = server.hello();
   try {
     await container.start();
-    const [mode, fresh] = await hello;
-    if (mode === 'ready') return { server, fresh: fresh === '1' };
+    const [mode, fresh, line] = await hello;
+    if (mode === 'ready') {
+      if (line !== 'link' || !link) return { server, fresh: fresh === '1', linked: false };
+      // The server has left the attach stream for the FIFOs; closing it ends only the container's stdin.
+      server.close();
+      return { server: linkedServer(link), fresh: fresh === '1', linked: true };
+    }
     if (mode === 'keeper') {
       server.close();
       return null;
@@ -41,4 +54,19 @@ export async function startContainerServer(docker: Docker, container: Docker.Con
     server.close();
     throw e;
   }
+}
+
+/** The server over its FIFOs: it ends when both its outputs have (every byte pushed); closing it closes them all. */
+function linkedServer(link: ServerLink): CommandServer {
+  const { input, stdout, stderr } = link.connect();
+  const server = new CommandServer(input);
+  for (const s of [input, stdout, stderr]) s.on('error', () => undefined); // an end is handled below
+  stdout.on('data', (chunk: Buffer) => server.push('stdout', chunk));
+  stderr.on('data', (chunk: Buffer) => server.push('stderr', chunk));
+  void Promise.all([streamEnded(stdout), streamEnded(stderr)]).then(() => server.ended('the command server in the container ended'));
+  input.once('close', () => {
+    stdout.destroy();
+    stderr.destroy();
+  });
+  return server;
 }

@@ -1,0 +1,83 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type Docker from 'dockerode';
+
+/**
+ * A direct line between the harness and a container's command server, past the engine: three
+ * FIFOs in a host folder mounted into the container at LINK_MOUNT (config.ts). Through the attach stream every
+ * request and every chunk of output passes the engine and its shim (on a small fixture, a third of
+ * the CPU a sandbox costs outside its commands); a FIFO is the kernel alone. The server opens the
+ * FIFOs when it starts, before anything of a sandbox runs, says so in its hello (on the attach
+ * stream) and moves its input and output onto them; the harness then removes the folder, so no
+ * later process can open them. A FIFO is what the attach stream gives the server too: a command
+ * inherits a write end it can neither read from nor shut down.
+ *
+ * Only where the engine sees this host's files (a local unix socket). Where it does not see them
+ * live (a VM between, a remote engine), the server finds no reader at the other end, and says
+ * nothing of a link: the attach stream serves as before.
+ */
+/** The harness's ends of one container's FIFOs, not yet known to be used. */
+export interface ServerLink {
+  /** The host folder to mount at LINK_MOUNT. */
+  dir: string;
+  /** The server's input (requests), and its output as it comes. */
+  connect(): { input: net.Socket; stdout: net.Socket; stderr: net.Socket };
+  /** Removes the folder (the FIFOs stay open where they are), and closes the ends not connected. */
+  release(): void;
+}
+
+const run = promisify(execFile);
+
+/** Whether an engine may see this host's files: a local unix socket on Linux. */
+export function linkable(docker: Docker): boolean {
+  return process.platform === 'linux' && typeof (docker.modem as { socketPath?: unknown }).socketPath === 'string';
+}
+
+/**
+ * Makes the FIFOs and opens the harness's ends without waiting for the server: its output ends
+ * for reading, its input end for reading and writing (a FIFO with no writer reads as ended, and
+ * the server opens its end before the harness could write).
+ */
+export async function openLink(): Promise<ServerLink> {
+  // The outer folder keeps the host's other users out; the inner one (mounted) lets the container's
+  // root, whatever host user it is, reach FIFOs open to all of it for the moment they exist.
+  const outer = mkdtempSync(path.join(tmpdir(), 'rg-link-'));
+  const dir = path.join(outer, 'fifos');
+  const fds: number[] = [];
+  try {
+    mkdirSync(dir);
+    chmodSync(dir, 0o711);
+    const [input, stdout, stderr] = ['in', 'out', 'err'].map((n) => path.join(dir, n));
+    await run('mkfifo', ['-m', '0666', input!, stdout!, stderr!]);
+    fds.push(openSync(stdout!, constants.O_RDONLY | constants.O_NONBLOCK));
+    fds.push(openSync(stderr!, constants.O_RDONLY | constants.O_NONBLOCK));
+    fds.push(openSync(input!, constants.O_RDWR | constants.O_NONBLOCK));
+  } catch (e) {
+    for (const fd of fds) closeSync(fd);
+    rmSync(outer, { recursive: true, force: true });
+    throw e;
+  }
+  let open = true;
+  return {
+    dir,
+    connect() {
+      if (!open) throw new Error('the link was released');
+      open = false;
+      const [out, err, input] = fds;
+      return {
+        input: new net.Socket({ fd: input!, readable: false, writable: true }),
+        stdout: new net.Socket({ fd: out!, readable: true, writable: false }),
+        stderr: new net.Socket({ fd: err!, readable: true, writable: false }),
+      };
+    },
+    release() {
+      rmSync(outer, { recursive: true, force: true });
+      if (open) for (const fd of fds) closeSync(fd);
+      open = false;
+    },
+  };
+}
