@@ -13,6 +13,7 @@ import { openLink, type ServerLink } from '../../harness/sandbox/docker/link.js'
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { backendCases } from '../helpers/backends.js';
 import { dockerUnavailableReason } from '../helpers/backends-docker.js';
+import { REPO } from '../helpers/cli.js';
 
 const unavailable = dockerUnavailableReason();
 if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
@@ -145,5 +146,17 @@ describe.each(engines)('$name: the link past the engine', ({ name: engine }) => 
     await withContainer(docker, missing, async (started) => expect(started.linked).toBe(false));
     // Docker refuses to mount it, and is not offered a link again; Podman mounts what it made.
     expect(offers).toBe(engine === 'docker' ? 1 : 2);
+  });
+});
+
+describe('a link folder, whatever happens to the harness', () => {
+  test('a harness exiting before the server took its ends (Ctrl-C while a container starts) leaves no folder', () => {
+    const link = path.join(REPO, 'dist/sandbox/docker/link.js');
+    const script = `const { openLink } = await import(${JSON.stringify(link)}); const l = await openLink(); console.log(l.dir); process.exit(130);`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(child.status).toBe(130);
+    const dir = child.stdout.trim();
+    expect(dir).toMatch(/rg-link-.*\/fifos$/);
+    expect(existsSync(path.dirname(dir))).toBe(false);
   });
 });

@@ -46,6 +46,7 @@ export async function openLink(): Promise<ServerLink> {
   // The outer folder keeps the host's other users out; the inner one (mounted) lets the container's
   // root, whatever host user it is, reach FIFOs open to all of it for the moment they exist.
   const outer = mkdtempSync(path.join(tmpdir(), 'rg-link-'));
+  unreleased.add(outer);
   const dir = path.join(outer, 'fifos');
   const fds: number[] = [];
   try {
@@ -58,7 +59,7 @@ export async function openLink(): Promise<ServerLink> {
     fds.push(openSync(input!, constants.O_RDWR | constants.O_NONBLOCK));
   } catch (e) {
     for (const fd of fds) closeSync(fd);
-    rmSync(outer, { recursive: true, force: true });
+    removeFolder(outer);
     throw e;
   }
   let open = true;
@@ -75,9 +76,18 @@ export async function openLink(): Promise<ServerLink> {
       };
     },
     release() {
-      rmSync(outer, { recursive: true, force: true });
+      removeFolder(outer);
       if (open) for (const fd of fds) closeSync(fd);
       open = false;
     },
   };
+}
+
+/** Link folders not yet removed: a process that exits while a container starts (Ctrl-C) removes them too. */
+const unreleased = new Set<string>();
+process.once('exit', () => unreleased.forEach(removeFolder));
+
+function removeFolder(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  unreleased.delete(dir);
 }
