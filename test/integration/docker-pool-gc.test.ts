@@ -272,4 +272,32 @@ describe.each(engines)('$name: nothing is left', ({ name, make }) => {
     }
     expect(await volumes()).toEqual([]);
   });
+
+  test("a run's warm pool, made while the run opens, shares the run's one CA volume", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-ca-'));
+    const bundle = path.join(dir, 'corp-ca.pem');
+    writeFileSync(bundle, `-----BEGIN CERTIFICATE-----\n${randomBytes(48).toString('base64')}\n-----END CERTIFICATE-----\n`);
+    const saved = process.env.SSL_CERT_FILE;
+    process.env.SSL_CERT_FILE = bundle;
+    const client = name === 'podman' ? podmanClient() : dockerClient();
+    const backend = new DockerBackend(dockerTestOptions({ pool: 3, ...(name === 'podman' ? { docker: client, name: 'podman' } : {}) }));
+    const volumes = async () =>
+      ((await client.listVolumes({ filters: { label: [`${LABEL.session}=${backend.session}`] } })).Volumes ?? []).map((v) => v.Name);
+    try {
+      await backend.open('ca-pool');
+      const sandboxes = [0, 1, 2].map((i) => backend.create({ runId: 'ca-pool', fixtureId: `p${i}` }));
+      for (const sb of await Promise.all(sandboxes)) {
+        expect((await sb.exec('cat "$SSL_CERT_FILE"')).stdout).toBe(readFileSync(bundle, 'utf8'));
+        await sb.destroy();
+      }
+      // Each container has its three volumes; the CA bundles' volume is one for the run.
+      expect((await volumes()).filter((v) => !/-(ws|scratch|home)$/.test(v))).toHaveLength(1);
+    } finally {
+      await backend.close();
+      if (saved === undefined) delete process.env.SSL_CERT_FILE;
+      else process.env.SSL_CERT_FILE = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(await volumes()).toEqual([]);
+  });
 });

@@ -213,14 +213,14 @@ export class DockerBackend implements SandboxBackend {
   }
 
   /**
-   * The volume of the host's CA bundles (ca.ts) for a new container. Within a run, one for all its
-   * containers, made once; outside one, the sandbox's own (`<name>-ca`), removed with its other
-   * volumes. Null when the host names none.
+   * The volume of the host's CA bundles (ca.ts) for a new container. Within a run (its pool's
+   * containers included, made while it opens), one for all its containers, made once; outside one,
+   * the sandbox's own (`<name>-ca`), removed with its other volumes. Null when the host names none.
    */
-  private async caVolumeFor(name: string, image: string, labels: Record<string, string>): Promise<string | null> {
+  private async caVolumeFor(name: string, image: string, labels: Record<string, string>, role: Role): Promise<string | null> {
     const { archive } = await this.caBundles();
     if (!archive) return null;
-    if (!this.reusing) {
+    if (!this.reusing && role !== 'pool') {
       await makeCaVolume(this.docker, { name: `${name}-ca`, image, archive, labels });
       return `${name}-ca`;
     }
@@ -278,7 +278,7 @@ export class DockerBackend implements SandboxBackend {
     };
     try {
       await this.volumes.create(name, labels);
-      const caVolume = await this.caVolumeFor(name, info.ref, labels);
+      const caVolume = await this.caVolumeFor(name, info.ref, labels, role);
       if (caVolume) plan.ca = caVolume;
       Object.assign(p, await startSandboxContainer(this.docker, plan, name));
       return p;
