@@ -34,8 +34,11 @@ export interface DockerBackendOptions {
   /** Another engine speaking the Docker API (Podman): its client, made by engineClient, and the backend's name. */
   docker?: Docker;
   name?: string;
-  /** `sh`: the containers' command server stays the POSIX sh one even in an image with python3 (its tests). */
-  server?: 'auto' | 'sh';
+  /**
+   * `sh`: the containers' command server stays the POSIX sh one even in an image with python3;
+   * `fork`: the Python one forks itself for each command, as where its exec helper cannot run (their tests).
+   */
+  server?: 'auto' | 'sh' | 'fork';
 }
 
 /**
@@ -262,6 +265,7 @@ export class DockerBackend implements SandboxBackend {
       limits: this.limits,
       ...(ulimits ? { ulimits } : {}),
       ...(this.shellServer ? { shellServer: true } : {}),
+      ...(this.options.server === 'fork' ? { forkServer: true } : {}),
     };
     const p: PreparedContainer = {
       name,
