@@ -10,6 +10,8 @@ import { dockerLimits, volumeNames } from '../../harness/sandbox/docker/config.j
 import { startSandboxContainer } from '../../harness/sandbox/docker/container.js';
 import { DEFAULT_IMAGE, ensureImage } from '../../harness/sandbox/docker/image.js';
 import { openLink, type ServerLink } from '../../harness/sandbox/docker/link.js';
+import { packFiles } from '../../harness/sandbox/core/tar.js';
+import { buildMiniImage } from '../helpers/docker-mini-image.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { backendCases } from '../helpers/backends.js';
 import { dockerUnavailableReason } from '../helpers/backends-docker.js';
@@ -127,6 +129,55 @@ describe.each(engines)('$name: the link past the engine', ({ name: engine }) => 
       expect((await run(started, ['sh', '-c', 'echo out; echo err >&2'])).stdout).toBe('out\n');
     });
     expect(existsSync(outer)).toBe(false);
+  });
+
+  test("an image without the server's tools (a plain sleep, files through the archive API) is started without a link, then not offered one", async () => {
+    const docker = client();
+    const ref = `redgreen-test/mini:link${Math.random().toString(36).slice(2, 8)}`;
+    await buildMiniImage(docker, ref);
+    const derived = (await ensureImage(docker, ref)).ref;
+    let offers = 0;
+    const offer = () => {
+      offers++;
+      return openLink();
+    };
+    try {
+      const plan = {
+        image: derived,
+        volume: `redgreen-test-keeper-${process.pid}`,
+        labels: { 'redgreen.test': 'link' },
+        limits: dockerLimits(DEFAULT_LIMITS),
+        ulimits: profileOf(docker).ulimits,
+      };
+      for (const n of [1, 2]) {
+        const name = `${plan.volume}-${n}`;
+        const started = await startSandboxContainer(docker, { ...plan, volume: name }, name, offer);
+        try {
+          expect(started).toMatchObject({ server: null, linked: false });
+          // The archive API mounts every source again: none may be gone.
+          await started.container.putArchive(await packFiles([{ name: 'a.txt', content: Buffer.from('a'), mode: 0o644 }]), {
+            path: '/workspace',
+          });
+        } finally {
+          await started.container.remove({ force: true });
+          await Promise.all(
+            volumeNames(name).map((v) =>
+              docker
+                .getVolume(v)
+                .remove()
+                .catch(() => undefined),
+            ),
+          );
+        }
+      }
+      expect(offers).toBe(1);
+    } finally {
+      for (const image of [derived, ref])
+        await docker
+          .getImage(image)
+          .remove({ force: true })
+          .catch(() => undefined);
+    }
   });
 
   test('an engine that does not see the folder starts the sandbox without a link (Docker, which refuses to mount it, is not offered one again)', async () => {

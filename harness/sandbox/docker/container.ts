@@ -37,8 +37,8 @@ export interface PreparedContainer {
  * Creates a sandbox container on the plan's volumes (network none, the command server as its main
  * process), starts it and attaches to its server, offering it a link past the engine (link.ts)
  * where the engine may see this host's files. An engine that cannot mount the link's folder
- * (a remote one behind a local socket) is not offered one again. `offer` makes the link (tests
- * offer broken ones). On failure nothing is left of
+ * (a remote one behind a local socket) is not offered one again, nor is an image whose containers
+ * keep a plain sleep. `offer` makes the link (tests offer broken ones). On failure nothing is left of
  * the container; the volumes are the caller's.
  */
 export async function startSandboxContainer(
@@ -48,9 +48,17 @@ export async function startSandboxContainer(
   offer: () => Promise<ServerLink> = openLink,
 ): Promise<{ container: Docker.Container; server: CommandServer | null; resettable: boolean; linked: boolean }> {
   // The sh server never opens a link; a host without mkfifo only goes without one.
-  const link = !plan.shellServer && linkable(docker) && !unlinkable.has(docker) ? await offer().catch(() => null) : null;
+  const offered = !plan.shellServer && linkable(docker) && !unlinkable.has(docker) && !keepers(docker).has(plan.image);
+  const link = offered ? await offer().catch(() => null) : null;
   try {
-    return await startWith(docker, plan, name, link);
+    const started = await startWith(docker, plan, name, link);
+    if (!link || started.server) return started;
+    // A plain sleep (the image lacks the server's tools) is reached through the archive API, which
+    // mounts every source again, this link's folder too, gone once the container started: the
+    // container is made again without one, and so are the image's next ones.
+    keepers(docker).add(plan.image);
+    await started.container.remove({ force: true }).catch(() => undefined);
+    return await startWith(docker, plan, name, null);
   } catch (e) {
     if (!link || !describeError(e).includes(link.dir)) throw e;
     unlinkable.add(docker);
@@ -62,6 +70,13 @@ export async function startSandboxContainer(
 
 /** Engines that could not mount a link's folder. */
 const unlinkable = new WeakSet<Docker>();
+/** Per engine, images whose containers keep a plain sleep (no server to link). */
+const keeperImages = new WeakMap<Docker, Set<string>>();
+function keepers(docker: Docker): Set<string> {
+  let set = keeperImages.get(docker);
+  if (!set) keeperImages.set(docker, (set = new Set()));
+  return set;
+}
 
 async function startWith(docker: Docker, plan: SandboxPlan, name: string, link: ServerLink | null) {
   let container: Docker.Container | undefined;
