@@ -6,8 +6,7 @@ import type Docker from 'dockerode';
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_LIMITS } from '../../harness/sandbox/core/limits.js';
 import { dockerClient, profileOf } from '../../harness/sandbox/docker/client.js';
-import { dockerLimits, volumeNames } from '../../harness/sandbox/docker/config.js';
-import { startSandboxContainer } from '../../harness/sandbox/docker/container.js';
+import { dockerLimits } from '../../harness/sandbox/docker/config.js';
 import { DEFAULT_IMAGE, ensureImage } from '../../harness/sandbox/docker/image.js';
 import { openLink, type ServerLink } from '../../harness/sandbox/docker/link.js';
 import { packFiles } from '../../harness/sandbox/core/tar.js';
@@ -15,6 +14,7 @@ import { buildMiniImage } from '../helpers/docker-mini-image.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { backendCases } from '../helpers/backends.js';
 import { dockerUnavailableReason } from '../helpers/backends-docker.js';
+import { withSandboxContainer, type StartedContainer } from '../helpers/docker-container.js';
 import { REPO } from '../helpers/cli.js';
 
 const unavailable = dockerUnavailableReason();
@@ -29,11 +29,11 @@ const engines = (await backendCases()).filter((c) => c.name === 'docker' || c.na
 describe.each(engines)('$name: the link past the engine', ({ name: engine }) => {
   const client = () => (engine === 'podman' ? podmanClient() : dockerClient());
 
-  /** Starts a sandbox container with the given link offer; `use` gets its server; all removed after. */
+  /** A sandbox container of the runtime image with the given link offer; removed after `use`. */
   const withContainer = async (
     docker: Docker,
     offer: (() => Promise<ServerLink>) | undefined,
-    use: (started: Awaited<ReturnType<typeof startSandboxContainer>>) => Promise<void>,
+    use: (started: StartedContainer) => Promise<void>,
   ) => {
     const image = (await ensureImage(docker, DEFAULT_IMAGE)).ref;
     const name = `redgreen-test-link-${engine}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -44,23 +44,9 @@ describe.each(engines)('$name: the link past the engine', ({ name: engine }) => 
       limits: dockerLimits(DEFAULT_LIMITS),
       ulimits: profileOf(docker).ulimits,
     };
-    const started = await startSandboxContainer(docker, plan, name, offer);
-    try {
-      await use(started);
-    } finally {
-      started.server?.close();
-      await started.container.remove({ force: true }).catch(() => undefined);
-      await Promise.all(
-        volumeNames(name).map((v) =>
-          docker
-            .getVolume(v)
-            .remove()
-            .catch(() => undefined),
-        ),
-      );
-    }
+    await withSandboxContainer(docker, plan, use, offer);
   };
-  const run = async (started: Awaited<ReturnType<typeof startSandboxContainer>>, argv: string[], internal = false) =>
+  const run = async (started: StartedContainer, argv: string[], internal = false) =>
     (await started.server!.run({ argv, env: { PATH: '/usr/bin:/bin' }, cwd: '/workspace', internal })).result;
 
   test('the server speaks through it; its folder is gone from the host once the server has its ends, and a command finds nothing of it', async () => {
@@ -150,25 +136,18 @@ describe.each(engines)('$name: the link past the engine', ({ name: engine }) => 
         ulimits: profileOf(docker).ulimits,
       };
       for (const n of [1, 2]) {
-        const name = `${plan.volume}-${n}`;
-        const started = await startSandboxContainer(docker, { ...plan, volume: name }, name, offer);
-        try {
-          expect(started).toMatchObject({ server: null, linked: false });
-          // The archive API mounts every source again: none may be gone.
-          await started.container.putArchive(await packFiles([{ name: 'a.txt', content: Buffer.from('a'), mode: 0o644 }]), {
-            path: '/workspace',
-          });
-        } finally {
-          await started.container.remove({ force: true });
-          await Promise.all(
-            volumeNames(name).map((v) =>
-              docker
-                .getVolume(v)
-                .remove()
-                .catch(() => undefined),
-            ),
-          );
-        }
+        await withSandboxContainer(
+          docker,
+          { ...plan, volume: `${plan.volume}-${n}` },
+          async (started) => {
+            expect(started).toMatchObject({ server: null, linked: false });
+            // The archive API mounts every source again: none may be gone.
+            await started.container.putArchive(await packFiles([{ name: 'a.txt', content: Buffer.from('a'), mode: 0o644 }]), {
+              path: '/workspace',
+            });
+          },
+          offer,
+        );
       }
       expect(offers).toBe(1);
     } finally {

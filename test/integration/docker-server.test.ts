@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { packFiles } from '../../harness/sandbox/core/tar.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
-import { startSandboxContainer } from '../../harness/sandbox/docker/container.js';
-import { dockerLimits, volumeNames } from '../../harness/sandbox/docker/config.js';
+import { dockerLimits } from '../../harness/sandbox/docker/config.js';
 import { DEFAULT_IMAGE, ensureImage } from '../../harness/sandbox/docker/image.js';
 import { DEFAULT_LIMITS } from '../../harness/sandbox/core/limits.js';
 import type { ExecResult, Sandbox } from '../../harness/sandbox/core/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
+import { withSandboxContainer } from '../helpers/docker-container.js';
 
 const unavailable = dockerUnavailableReason();
 if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backend's tests: ${unavailable}`);
@@ -122,8 +122,7 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
     const withInput = async (shellServer: boolean) => {
       const name = `redgreen-test-put-${shellServer ? 'sh' : 'python'}-${process.pid}`;
       const plan = { image, volume: name, labels: { 'redgreen.test': 'put' }, limits: dockerLimits(DEFAULT_LIMITS), shellServer };
-      const { container, server } = await startSandboxContainer(docker, plan, name);
-      try {
+      return withSandboxContainer(docker, plan, async ({ server }) => {
         const run = async (argv: string[], input?: Buffer) =>
           (await server!.run({ argv, env: {}, cwd: '/', internal: true }, input)).result;
         const big = Buffer.alloc(3 * 1024 * 1024, 'x');
@@ -131,18 +130,7 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
           exitCode: r.exitCode,
           stdout: r.stdout,
         }));
-      } finally {
-        server?.close();
-        await container.remove({ force: true });
-        await Promise.all(
-          volumeNames(name).map((v) =>
-            docker
-              .getVolume(v)
-              .remove()
-              .catch(() => undefined),
-          ),
-        );
-      }
+      });
     };
     const python = await withInput(false);
     expect(python).toEqual(await withInput(true));
