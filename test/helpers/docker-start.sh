@@ -24,9 +24,10 @@ command -v dockerd >/dev/null || { echo "dockerd not found: apt-get install -y d
 
 mkdir -p "$DATA" "$EXEC_ROOT"
 # setsid: the engine must not die with the shell that started it (CI steps are separate shells).
-setsid dockerd --host "$DOCKER_HOST" --pidfile "$PIDFILE" --exec-root "$EXEC_ROOT" \
+# From /: the engine writes files where it runs (an empty `oom` appeared in the repository).
+(cd / && exec setsid dockerd --host "$DOCKER_HOST" --pidfile "$PIDFILE" --exec-root "$EXEC_ROOT" \
   --data-root "$DATA" --bridge=none \
-  </dev/null >"$LOG" 2>&1 &
+  </dev/null >"$LOG" 2>&1) &
 pid=$!
 
 # dockerd has no readiness notification outside systemd: wait (bounded) for the API to answer.

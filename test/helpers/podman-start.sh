@@ -23,7 +23,7 @@ command -v podman >/dev/null || { echo "podman not found: apt-get install -y pod
 rm -f "$SOCK"
 # setsid: the service must not die with the shell that started it (CI steps are separate shells).
 # Without CONTAINER_HOST: with it set, podman acts as a remote client of that socket.
-env -u CONTAINER_HOST setsid podman system service --time=0 "$CONTAINER_HOST" </dev/null >"$LOG" 2>&1 &
+(cd / && exec env -u CONTAINER_HOST setsid podman system service --time=0 "$CONTAINER_HOST" </dev/null >"$LOG" 2>&1) &
 pid=$!
 echo "$pid" >"$PIDFILE"
 
