@@ -13,6 +13,7 @@
  * exits as env does: 125 (cd), 126 (cannot run), 127 (not found, ids). fd 3 is closed on exec,
  * so the server reads nothing once the command runs.
  */
+/* SANDBOX_UID and SANDBOX_GID of config.ts (a test compares what a command sees with the sh server's). */
 #define UID 1000
 #define GID 1000
 

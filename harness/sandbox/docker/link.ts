@@ -6,20 +6,22 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 
-/**
+/*
  * A direct line between the harness and a container's command server, past the engine: three
- * FIFOs in a host folder mounted into the container at LINK_MOUNT (config.ts). Through the attach stream every
- * request and every chunk of output passes the engine and its shim (on a small fixture, a third of
- * the CPU a sandbox costs outside its commands); a FIFO is the kernel alone. The server opens the
+ * FIFOs in a host folder mounted into the container at LINK_MOUNT (config.ts). Through the attach
+ * stream every request and every chunk of output passes the engine and its shim (on a small
+ * fixture, about a sixth of the machine's CPU); a FIFO is the kernel alone. The server opens the
  * FIFOs when it starts, before anything of a sandbox runs, says so in its hello (on the attach
  * stream) and moves its input and output onto them; the harness then removes the folder, so no
  * later process can open them. A FIFO is what the attach stream gives the server too: a command
  * inherits a write end it can neither read from nor shut down.
  *
  * Only where the engine sees this host's files (a local unix socket). Where it does not see them
- * live (a VM between, a remote engine), the server finds no reader at the other end, and says
- * nothing of a link: the attach stream serves as before.
+ * live (a VM between), the server finds no reader at the other end and says nothing of a link;
+ * where it cannot mount the folder (a remote engine), the container is made again without one
+ * (container.ts). Either way the attach stream serves as before.
  */
+
 /** The harness's ends of one container's FIFOs, not yet known to be used. */
 export interface ServerLink {
   /** The host folder to mount at LINK_MOUNT. */
