@@ -34,11 +34,8 @@ export interface DockerBackendOptions {
   /** Another engine speaking the Docker API (Podman): its client, made by engineClient, and the backend's name. */
   docker?: Docker;
   name?: string;
-  /**
-   * `sh`: the containers' command server stays the POSIX sh one even in an image with python3;
-   * `fork`: the Python one forks itself for each command, as where its exec helper cannot run (their tests).
-   */
-  server?: 'auto' | 'sh' | 'fork';
+  /** `sh`: the containers' command server stays the POSIX sh one even in an image with python3 (its tests). */
+  server?: 'auto' | 'sh';
 }
 
 /**
@@ -265,7 +262,6 @@ export class DockerBackend implements SandboxBackend {
       limits: this.limits,
       ...(ulimits ? { ulimits } : {}),
       ...(this.shellServer ? { shellServer: true } : {}),
-      ...(this.options.server === 'fork' ? { forkServer: true } : {}),
     };
     const p: PreparedContainer = {
       name,

@@ -93,8 +93,6 @@ export interface ContainerPlan {
   mounts?: Docker.MountConfig;
   /** A sandbox's command server stays the POSIX sh one, even where python3 could run it (server-script.ts). */
   shellServer?: boolean;
-  /** The Python command server forks itself for every command, as where its exec helper cannot run (server-python.ts). */
-  forkServer?: boolean;
   /** The volume of the host's CA bundles (ca.ts), mounted read-only at CA_MOUNT. */
   ca?: string;
   /** A host folder of FIFOs to the harness (link.ts), mounted read-only at LINK_MOUNT. */
@@ -193,8 +191,6 @@ export const LAYER_UPPER_MOUNT = '/redgreen-upper';
 export const LAYER_MOUNT = '/redgreen-layer';
 /** Where every sandbox container mounts the host's CA bundles (ca.ts), read-only. */
 export const CA_MOUNT = '/redgreen-ca';
-/** Set in a server container's environment: the Python server forks for every command (ContainerPlan.forkServer). */
-export const SERVER_FORK_VAR = 'REDGREEN_SERVER_FORK';
 /** Where a sandbox container's command server finds the FIFOs to the harness (link.ts), when offered. */
 export const LINK_MOUNT = '/redgreen-link';
 

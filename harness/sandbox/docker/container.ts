@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { describeError } from '../../errors.js';
-import { containerOptions, SERVER_FORK_VAR, type ContainerPlan } from './config.js';
+import { containerOptions, type ContainerPlan } from './config.js';
 import type { LimitCounters } from './limit-probe.js';
 import type { CommandServer } from '../core/command-server.js';
 import { linkable, openLink, type ServerLink } from './link.js';
@@ -90,7 +90,6 @@ async function startWith(docker: Docker, plan: SandboxPlan, name: string, link: 
         user: '0:0',
         stdin: true,
         capAdd: SERVER_CAPS,
-        ...(plan.forkServer ? { env: [`${SERVER_FORK_VAR}=1`] } : {}),
         ...(link ? { link: link.dir } : {}),
       }),
     );

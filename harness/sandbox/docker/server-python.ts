@@ -1,19 +1,16 @@
-import { LINK_MOUNT, SANDBOX_GID, SANDBOX_UID, SERVER_FORK_VAR } from './config.js';
+import { LINK_MOUNT, SANDBOX_GID, SANDBOX_UID } from './config.js';
 import { MEMORY_FILES, MOUNTS, PIDS_FILES } from './limit-probe.js';
 import { FULL_BELOW_BYTES } from '../core/limits.js';
 import { PYTHON_FILE_OPS } from './server-python-files.js';
-import { EXEC_HELPER_BASE64 } from './exec-helper.js';
 
 /**
  * The command server of server-script.ts, in Python: what the sh server hands over to when the
  * image has python3, for speed (a Python older than 3.5, or without what this needs, starts the
  * sh server again instead, before a word is said). Same requests, same frames, same guarantees; what
  * it saves is processes. The sh server starts every command through a runner subshell, setpriv
- * and env (and a put through two more subshells and a `head` per chunk); this one starts one
- * process, which drops to the sandbox user, goes to the folder, gets the environment and default
- * signal handling, and execs the command: a vfork of the exec helper (exec-helper.c, 1 KB, no
- * loader) where it runs, else a fork of this server, whose child does the same in Python (a fork
- * copies the server's 12 MB of page tables and takes 0.3-0.5 ms more). The harness's file work (uploads, writes, reads, the
+ * and env (and a put through two more subshells and a `head` per chunk); this one forks once, and
+ * the child drops to the sandbox user, goes to the folder, sets the environment and default
+ * signal handling, and execs the command. The harness's file work (uploads, writes, reads, the
  * reset between sandboxes) starts no process at all (server-python-files.ts). In the runtime image
  * a small fixture's five requests (upload, RED, patch, GREEN, reset) take about 10 ms of the
  * container's CPU this way, 36 ms through the sh server. After a failure it asks statvfs, not df.
@@ -39,7 +36,6 @@ PIDS_FILES = ${JSON.stringify(PIDS_FILES)}
 MOUNTS = ${JSON.stringify(MOUNTS.map(([m]) => m))}
 FULL_BELOW = ${FULL_BELOW_BYTES}
 LINK = '${LINK_MOUNT}'
-EXEC_HELPER = b'${EXEC_HELPER_BASE64}'
 SELF = os.getpid()
 NL = b'\n'
 buf = bytearray()
@@ -129,29 +125,6 @@ def fail(message, code):
     finally:
         os._exit(code)
 
-def request(argv):
-    """A command's folder, environment and argv: env's words done here (or the server's own)."""
-    if len(argv) > 4 and argv[:2] == [b'env', b'-i'] and argv[2].startswith(b'--chdir=') and argv[3] == b'--default-signal':
-        cwd, rest, env = argv[2][8:], argv[4:], {}
-        while rest and b'=' in rest[0]:
-            k, _, v = rest.pop(0).partition(b'=')
-            env[k] = v
-        return cwd, env, rest
-    return b'/', os.environb, argv
-
-def places(name, env):
-    """Where execvp would look for a program, in order."""
-    if b'/' in name:
-        return [name]
-    path = env.get(b'PATH', b'/bin:/usr/bin')
-    return [os.path.join(d or b'.', name) for d in path.split(b':')]
-
-def cannot_cd(cwd, errno):
-    return 'cannot change directory to ' + quoted(cwd) + ': ' + os.strerror(errno)
-
-def cannot_run(name, errno):
-    return quoted(name) + ': ' + os.strerror(errno)
-
 def child(argv, stdin_fd):
     try:
         out = os.open('/proc/self/fd/1', os.O_WRONLY)
@@ -164,12 +137,20 @@ def child(argv, stdin_fd):
         for s in NOT_DEFAULT:
             signal.signal(s, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        cwd, env, argv = request(argv)
-        try:
-            os.chdir(cwd)
-        except OSError as e:
-            fail(cannot_cd(cwd, e.errno), 125)
-        run_program(argv, env)
+        env = None
+        if len(argv) > 4 and argv[:2] == [b'env', b'-i'] and argv[2].startswith(b'--chdir=') and argv[3] == b'--default-signal':
+            cwd, rest, env = argv[2][8:], argv[4:], {}
+            while rest and b'=' in rest[0]:
+                k, _, v = rest.pop(0).partition(b'=')
+                env[k] = v
+            argv = rest
+            try:
+                os.chdir(cwd)
+            except OSError as e:
+                fail('cannot change directory to ' + quoted(cwd) + ': ' + os.strerror(e.errno), 125)
+        else:
+            os.chdir('/')
+        run_program(argv, os.environb if env is None else env)
     except BaseException as e:
         try:
             write_all(2, ('redgreen-server: ' + str(e) + chr(10)).encode())
@@ -181,8 +162,13 @@ def run_program(argv, env):
     if not argv:
         fail('no command', 125)
     name = argv[0]
+    if b'/' in name:
+        places = [name]
+    else:
+        path = env.get(b'PATH', b'/bin:/usr/bin')
+        places = [os.path.join(d or b'.', name) for d in path.split(b':')]
     first = None
-    for p in places(name, env):
+    for p in places:
         try:
             os.execve(p, argv, env)
         except OSError as e:
@@ -194,78 +180,7 @@ def run_program(argv, env):
             if e.errno not in (2, 20) and first is None:
                 first = e
     e = first or OSError(2, os.strerror(2))
-    fail(cannot_run(name, e.errno), 127 if e.errno == 2 else 126)
-
-def exec_helper():
-    """The exec helper (exec-helper.c) in a sealed memory file, to be started by path; None where
-    it cannot run (not x86-64, no memfd): commands are forked then."""
-    if os.uname().machine != 'x86_64' or not hasattr(os, 'memfd_create') or not hasattr(os, 'posix_spawn'):
-        return None
-    if os.environ.get('${SERVER_FORK_VAR}'):
-        return None
-    try:
-        import binascii, fcntl
-        fd = os.memfd_create('redgreen-exec', os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-        write_all(fd, binascii.a2b_base64(EXEC_HELPER))
-        os.fchmod(fd, 0o500)
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
-        return ('/proc/self/fd/%d' % fd).encode()
-    except (ImportError, AttributeError, OSError):
-        return None
-
-HELPER = exec_helper()
-
-def spawn(argv, stdin_fd):
-    """Starts a command as the sandbox user: its pid, or None when it could not be started. Through
-    the exec helper where it runs (a vfork: nothing of this server is copied), else a fork whose
-    child does the same (child()). Either way it fails as env would, with env's words."""
-    global HELPER
-    cwd, env, args = request(list(argv))
-    if HELPER and args:
-        r, w = os.pipe()
-        try:
-            pid = os.posix_spawn(HELPER, [b'redgreen-exec', cwd] + places(args[0], env) + [b''] + args, env,
-                                 file_actions=[(os.POSIX_SPAWN_OPEN, 1, '/proc/self/fd/1', os.O_WRONLY, 0),
-                                               (os.POSIX_SPAWN_OPEN, 2, '/proc/self/fd/2', os.O_WRONLY, 0),
-                                               (os.POSIX_SPAWN_DUP2, stdin_fd, 0), (os.POSIX_SPAWN_DUP2, w, 3)],
-                                 setsigdef=NOT_DEFAULT, setsigmask=[])
-        except OSError as e:
-            pid = None
-            if e.errno in (11, 12):
-                # No process can start now (the pids limit, memory): nor could a fork.
-                os.close(r)
-                return None
-            # It cannot be run here after all (a kernel that will not run a memory file): forks from now on.
-            HELPER = None
-        finally:
-            os.close(w)
-        try:
-            failed = b''
-            while pid is not None:
-                part = os.read(r, 64)
-                if not part:
-                    break
-                failed += part
-        finally:
-            os.close(r)
-        if pid is not None:
-            if len(failed) >= 2:
-                stage, errno = failed[:1], failed[1]
-                if stage == b'c':
-                    message = 'env: ' + cannot_cd(cwd, errno)
-                elif stage == b'x':
-                    message = 'env: ' + cannot_run(args[0], errno)
-                else:
-                    message = 'redgreen-server: cannot become the sandbox user: ' + os.strerror(errno)
-                write_all(2, (message + chr(10)).encode())
-            return pid
-    try:
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid == 0:
-        child(argv, stdin_fd)
-    return pid
+    fail(quoted(name) + ': ' + os.strerror(e.errno), 127 if e.errno == 2 else 126)
 
 ${PYTHON_FILE_OPS}
 def exit_code(status):
@@ -442,7 +357,14 @@ def command(kind, cid, tok, spec):
             state = settle()
             return
         stdin_r, stdin_w = os.pipe() if kind == b'put' else (os.open('/dev/null', os.O_RDONLY), None)
-        pid = spawn(argv, stdin_r) if argv is not None else None
+        pid = None
+        if argv is not None:
+            try:
+                pid = os.fork()
+            except OSError:
+                pass
+            if pid == 0:
+                child(argv, stdin_r)
         os.close(stdin_r)
         if kind == b'put':
             if pid is None:
