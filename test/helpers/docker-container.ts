@@ -1,9 +1,9 @@
 import type Docker from 'dockerode';
 import { volumeNames } from '../../harness/sandbox/docker/config.js';
-import { startSandboxContainer, type SandboxPlan } from '../../harness/sandbox/docker/container.js';
+import { startSandboxContainer, type SandboxPlan, type StartedContainer } from '../../harness/sandbox/docker/container.js';
 import type { ServerLink } from '../../harness/sandbox/docker/link.js';
 
-export type StartedContainer = Awaited<ReturnType<typeof startSandboxContainer>>;
+export type { StartedContainer };
 
 /** Starts a sandbox container (startSandboxContainer) named after its volumes, gives it to `use`, then removes it and its volumes. */
 export async function withSandboxContainer<T>(

@@ -4,7 +4,7 @@ import { containerOptions, type ContainerPlan } from './config.js';
 import type { LimitCounters } from './limit-probe.js';
 import type { CommandServer } from '../core/command-server.js';
 import { linkable, openLink, type ServerLink } from './link.js';
-import { startContainerServer } from './server.js';
+import { startContainerServer, type ContainerServer } from './server.js';
 import { SERVER_CAPS, serverCmd } from './server-script.js';
 
 /** What every container of one sandbox shares: image, volumes, labels, limits. */
@@ -33,12 +33,22 @@ export interface PreparedContainer {
   counters: LimitCounters;
 }
 
+/** A sandbox container started, its server's (null: a plain sleep) and what became of a link offered. */
+export interface StartedContainer {
+  container: Docker.Container;
+  server: CommandServer | null;
+  resettable: boolean;
+  link: ContainerServer['link'];
+  linked: boolean;
+}
+
 /**
  * Creates a sandbox container on the plan's volumes (network none, the command server as its main
  * process), starts it and attaches to its server, offering it a link past the engine (link.ts)
  * where the engine may see this host's files. An engine that cannot mount the link's folder
- * (a remote one behind a local socket) is not offered one again, nor is an image whose containers
- * keep a plain sleep. `offer` makes the link (tests offer broken ones). On failure nothing is left of
+ * (a remote one behind a local socket) or shows the server another copy of it (a VM between) is
+ * not offered one again, nor is an image whose server does not take one (the sh server, a plain
+ * sleep). `offer` makes the link (tests offer broken ones). On failure nothing is left of
  * the container; the volumes are the caller's.
  */
 export async function startSandboxContainer(
@@ -46,17 +56,19 @@ export async function startSandboxContainer(
   plan: SandboxPlan,
   name: string,
   offer: () => Promise<ServerLink> = openLink,
-): Promise<{ container: Docker.Container; server: CommandServer | null; resettable: boolean; linked: boolean }> {
+): Promise<StartedContainer> {
   // The sh server never opens a link; a host without mkfifo only goes without one.
-  const offered = !plan.shellServer && linkable(docker) && !unlinkable.has(docker) && !keepers(docker).has(plan.image);
+  const offered = !plan.shellServer && linkable(docker) && !unlinkable.has(docker) && !unlinkedImages(docker).has(plan.image);
   const link = offered ? await offer().catch(() => null) : null;
   try {
     const started = await startWith(docker, plan, name, link);
-    if (!link || started.server) return started;
+    if (!link || started.linked) return started;
+    if (started.link === 'unreachable') unlinkable.add(docker);
+    else unlinkedImages(docker).add(plan.image);
+    if (started.server) return started;
     // A plain sleep (the image lacks the server's tools) is reached through the archive API, which
     // mounts every source again, this link's folder too, gone once the container started: the
-    // container is made again without one, and so are the image's next ones.
-    keepers(docker).add(plan.image);
+    // container is made again without one.
     await started.container.remove({ force: true }).catch(() => undefined);
     return await startWith(docker, plan, name, null);
   } catch (e) {
@@ -68,17 +80,17 @@ export async function startSandboxContainer(
   }
 }
 
-/** Engines that could not mount a link's folder. */
+/** Engines that could not mount a link's folder, or showed the server another copy of it. */
 const unlinkable = new WeakSet<Docker>();
-/** Per engine, images whose containers keep a plain sleep (no server to link). */
-const keeperImages = new WeakMap<Docker, Set<string>>();
-function keepers(docker: Docker): Set<string> {
-  let set = keeperImages.get(docker);
-  if (!set) keeperImages.set(docker, (set = new Set()));
+/** Per engine, images whose server does not take a link (the sh server, a plain sleep). */
+const noLinkImages = new WeakMap<Docker, Set<string>>();
+function unlinkedImages(docker: Docker): Set<string> {
+  let set = noLinkImages.get(docker);
+  if (!set) noLinkImages.set(docker, (set = new Set()));
   return set;
 }
 
-async function startWith(docker: Docker, plan: SandboxPlan, name: string, link: ServerLink | null) {
+async function startWith(docker: Docker, plan: SandboxPlan, name: string, link: ServerLink | null): Promise<StartedContainer> {
   let container: Docker.Container | undefined;
   try {
     container = await docker.createContainer(
@@ -94,7 +106,8 @@ async function startWith(docker: Docker, plan: SandboxPlan, name: string, link: 
       }),
     );
     const started = await startContainerServer(docker, container, link);
-    return { container, server: started?.server ?? null, resettable: started?.fresh ?? false, linked: started?.linked ?? false };
+    const taken = started?.link ?? 'ignored';
+    return { container, server: started?.server ?? null, resettable: started?.fresh ?? false, link: taken, linked: taken === 'linked' };
   } catch (e) {
     await (container ?? docker.getContainer(name)).remove({ force: true }).catch(() => undefined);
     throw e;

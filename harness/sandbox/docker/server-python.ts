@@ -409,7 +409,9 @@ def link():
 os.setgroups([])
 
 pipes = link()
-write_all(1, b'redgreen-server ready ' + sys.argv[1].encode() + (b' link' if pipes else b'') + NL)
+# nolink: a link was offered (its folder is mounted) and its FIFOs have no harness at the other end.
+said = b' link' if pipes else b' nolink' if os.path.isdir(LINK) else b''
+write_all(1, b'redgreen-server ready ' + sys.argv[1].encode() + said + NL)
 if pipes:
     # The harness speaks through the FIFOs from here on (the attach stream's input, with the line
     # Podman may start it with, is left unread): output, errors, requests.

@@ -7,8 +7,12 @@ import { demux, streamEnded } from './stream.js';
 export interface ContainerServer {
   server: CommandServer;
   fresh: boolean;
-  /** It speaks through the FIFOs of link.ts, not the attach stream. */
-  linked: boolean;
+  /**
+   * What became of a link offered (link.ts): `linked`, it speaks through its FIFOs; `unreachable`,
+   * it found them without the harness at the other end (the engine shows another copy of the
+   * folder); `ignored`, it does not take links (the sh server), or none was offered.
+   */
+  link: 'linked' | 'unreachable' | 'ignored';
 }
 
 /**
@@ -38,10 +42,10 @@ export async function startContainerServer(
     await container.start();
     const [mode, fresh, line] = await hello;
     if (mode === 'ready') {
-      if (line !== 'link' || !link) return { server, fresh: fresh === '1', linked: false };
+      if (line !== 'link' || !link) return { server, fresh: fresh === '1', link: line === 'nolink' ? 'unreachable' : 'ignored' };
       // The server has left the attach stream for the FIFOs; closing it ends only the container's stdin.
       server.close();
-      return { server: linkedServer(link), fresh: fresh === '1', linked: true };
+      return { server: linkedServer(link), fresh: fresh === '1', link: 'linked' };
     }
     if (mode === 'keeper') {
       server.close();
