@@ -39,7 +39,6 @@ export interface StartedContainer {
   server: CommandServer | null;
   resettable: boolean;
   link: ContainerServer['link'];
-  linked: boolean;
 }
 
 /**
@@ -62,7 +61,7 @@ export async function startSandboxContainer(
   const link = offered ? await offer().catch(() => null) : null;
   try {
     const started = await startWith(docker, plan, name, link);
-    if (!link || started.linked) return started;
+    if (!link || started.link === 'linked') return started;
     if (started.link === 'unreachable') unlinkable.add(docker);
     else unlinkedImages(docker).add(plan.image);
     if (started.server) return started;
@@ -106,8 +105,7 @@ async function startWith(docker: Docker, plan: SandboxPlan, name: string, link: 
       }),
     );
     const started = await startContainerServer(docker, container, link);
-    const taken = started?.link ?? 'ignored';
-    return { container, server: started?.server ?? null, resettable: started?.fresh ?? false, link: taken, linked: taken === 'linked' };
+    return { container, server: started?.server ?? null, resettable: started?.fresh ?? false, link: started?.link ?? 'ignored' };
   } catch (e) {
     await (container ?? docker.getContainer(name)).remove({ force: true }).catch(() => undefined);
     throw e;

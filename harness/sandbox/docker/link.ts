@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { chmodSync, closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type Docker from 'dockerode';
+import { execa } from 'execa';
 
 /*
  * A direct line between the harness and a container's command server, past the engine: three
@@ -32,8 +31,6 @@ export interface ServerLink {
   release(): void;
 }
 
-const run = promisify(execFile);
-
 /** Whether an engine may see this host's files: a local unix socket on Linux. */
 export function linkable(docker: Docker): boolean {
   return process.platform === 'linux' && typeof (docker.modem as { socketPath?: unknown }).socketPath === 'string';
@@ -55,7 +52,7 @@ export async function openLink(): Promise<ServerLink> {
     mkdirSync(dir);
     chmodSync(dir, 0o711);
     const [input, stdout, stderr] = ['in', 'out', 'err'].map((n) => path.join(dir, n));
-    await run('mkfifo', ['-m', '0666', input!, stdout!, stderr!]);
+    await execa('mkfifo', ['-m', '0666', input!, stdout!, stderr!]);
     fds.push(openSync(stdout!, constants.O_RDONLY | constants.O_NONBLOCK));
     fds.push(openSync(stderr!, constants.O_RDONLY | constants.O_NONBLOCK));
     fds.push(openSync(input!, constants.O_RDWR | constants.O_NONBLOCK));
