@@ -70,7 +70,7 @@ async function processCpuMs(pid: number): Promise<number> {
 }
 
 /** HTTP requests this process starts (the SDK's undici publishes each one), counted while `fn` runs. */
-async function countRequests(fn: () => Promise<number>): Promise<{ value: number; requests: number }> {
+async function countRequests<T>(fn: () => Promise<T>): Promise<{ value: T; requests: number }> {
   let requests = 0;
   const count = () => void requests++;
   diagnostics.subscribe('undici:request:create', count);
@@ -187,18 +187,23 @@ async function scale(options: E2BBackendOptions): Promise<void> {
     const signal = new AbortController().signal;
     // Every running command listens to the run's signal: 64 of them are expected, not a leak.
     setMaxListeners(0, signal);
-    const { results } = await runFixtures({
-      mode: 'selfcheck',
-      fixtures,
-      broken,
-      backend,
-      runId,
-      concurrency: CONCURRENCY,
-      repeat: 1,
-      provider: oracleProvider,
-      signal,
-      observer: {},
+    const cpu0 = process.cpuUsage();
+    const { value: outcome, requests } = await countRequests(async () => {
+      const r = await runFixtures({
+        mode: 'selfcheck',
+        fixtures,
+        broken,
+        backend,
+        runId,
+        concurrency: CONCURRENCY,
+        repeat: 1,
+        provider: oracleProvider,
+        signal,
+        observer: {},
+      });
+      return { ...r, cpuMs: cpuMs(cpu0) };
     });
+    const { results } = outcome;
     const wallS = (performance.now() - t0) / 1000;
     const verdicts = results.reduce<Record<string, number>>((a, r) => ((a[r.verdict] = (a[r.verdict] ?? 0) + 1), a), {});
     const slotWait = results.map((r) => r.spans[0]?.startMs ?? 0);
@@ -219,6 +224,9 @@ async function scale(options: E2BBackendOptions): Promise<void> {
     );
     console.log(
       `  waiting for a creation slot   total ${ms(s.limiter.waitMsTotal)}   mean ${ms(s.limiter.waitMsTotal / Math.max(1, s.limiter.granted))}   max ${ms(s.limiter.waitMsMax)}   (the rate limiter)`,
+    );
+    console.log(
+      `  harness CPU per fixture       ${ms(outcome.cpuMs / FIXTURES)}   over ${(requests / FIXTURES).toFixed(1)} requests each: create, RED, patch, GREEN, kill (load ${loadavg()})`,
     );
     console.log(`  create phase                  median ${ms(median(createMs))}   p95 ${ms(p95(createMs))}`);
     console.log(`  peak RSS                      ${(peakRss / 1048576).toFixed(0)} MB   (target < 300 MB)`);
