@@ -8,6 +8,7 @@ import { runFixtures } from '../../harness/pipeline/scheduler.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
 import { LABEL } from '../../harness/sandbox/docker/labels.js';
+import { pruneLayers } from '../../harness/sandbox/docker/layers.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import type { SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
@@ -21,7 +22,11 @@ if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backe
 /** The bundled fixtures through the real scheduler, as `selfcheck --backend docker` runs them (open → run → close). */
 describe.skipIf(unavailable)('selfcheck on docker', () => {
   let cacheDir: string;
-  afterAll(() => rm(cacheDir, { recursive: true, force: true }));
+  afterAll(async () => {
+    // The layers the run kept on the engine go with the cache (else they wait for the next gc).
+    if (cacheDir) await pruneLayers(dockerClient(), new SetupCache(path.join(cacheDir, 'docker')).layers!.scope, { all: true });
+    await rm(cacheDir, { recursive: true, force: true });
+  });
 
   async function selfcheck(
     backend: SandboxBackend & { open?(runId: string): Promise<unknown>; close?(): Promise<void> },
