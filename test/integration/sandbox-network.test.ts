@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { BwrapBackend } from '../../harness/sandbox/bwrap/backend.js';
 import type { Sandbox } from '../../harness/sandbox/core/types.js';
@@ -112,6 +113,27 @@ describe.skipIf(!available.has('bwrap'))('bwrap: the user-mode network of a comm
     // Its folder, as `redgreen gc` would.
     expect(await gcHostSandboxes(base, { runIds: ['network-test-killed'] })).toHaveLength(1);
     await rm(base, { recursive: true, force: true });
+  });
+
+  // As root slirp4netns runs in a sandbox of its own (user-net.ts), whose teardown once unmounted,
+  // on the host, every mount below a shared one: a running Docker container's volumes among them.
+  test.skipIf(process.getuid?.() !== 0)('a command with network leaves the host’s mounts alone (as root)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rg-shared-mount-'));
+    const below = path.join(dir, 'below');
+    const mounted = () => readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${below} `);
+    try {
+      await execa('mount', ['--bind', dir, dir]);
+      await execa('mount', ['--make-shared', dir]);
+      await mkdir(below);
+      await execa('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', below]);
+      expect(mounted()).toBe(true);
+      expect((await sb.exec('true', { network: true })).exitCode).toBe(0);
+      expect(mounted()).toBe(true);
+    } finally {
+      if (mounted()) await execa('umount', [below]);
+      await execa('umount', [dir]).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('the resolver is the network’s forwarder, never a host loopback resolver', async () => {

@@ -52,20 +52,19 @@ export class UserNet {
         );
       }
       // fd 3: slirp4netns writes a byte once the interface is up; fd 4: it exits when the harness's end closes.
-      // As root, --enable-sandbox drops its capabilities; unprivileged it has none to drop (and the
-      // option fails there: it wants to become root in the namespace, which maps only the user).
-      const args = [
-        '--configure',
-        '--mtu=65520',
-        '--disable-host-loopback',
-        ...(userns ? [] : ['--enable-sandbox']),
-        '--ready-fd=3',
-        '--exit-fd=4',
-      ];
-      const s = (slirp = helper('slirp4netns', [...args, String(holder.pid), 'tap0'], 2));
+      const args = ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4', String(holder.pid), 'tap0'];
+      // As root, --enable-sandbox drops its capabilities (unprivileged it has none to drop, and the
+      // option fails there: it wants to become root in the namespace, which maps only the user). Its
+      // sandbox makes only / private before it detaches the old root: every mount below a shared
+      // one would be unmounted on the host too (a running container's volumes: measured with
+      // slirp4netns 1.2.0). So it starts in a mount namespace of its own whose mounts are all slaves.
+      const s = (slirp = userns
+        ? helper('slirp4netns', args, 2)
+        : helper('unshare', ['--mount', '--propagation', 'slave', '--', 'slirp4netns', '--enable-sandbox', ...args], 2));
       if (!(await firstData(s.stdio[3], s))) {
         const r = await s;
-        if (r.code === 'ENOENT')
+        // unshare exits 127 when the program it runs is not there.
+        if (r.code === 'ENOENT' || (!userns && r.exitCode === 127))
           throw new RedgreenError('TOOL_MISSING', 'bwrap: a command with network needs slirp4netns, which is not installed', INSTALL);
         throw new RedgreenError(
           'SANDBOX_FAILED',
