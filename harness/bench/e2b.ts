@@ -226,7 +226,7 @@ async function scale(options: E2BBackendOptions): Promise<void> {
       `  waiting for a creation slot   total ${ms(s.limiter.waitMsTotal)}   mean ${ms(s.limiter.waitMsTotal / Math.max(1, s.limiter.granted))}   max ${ms(s.limiter.waitMsMax)}   (the rate limiter)`,
     );
     console.log(
-      `  harness CPU per fixture       ${ms(outcome.cpuMs / FIXTURES)}   over ${(requests / FIXTURES).toFixed(1)} requests each: create, RED, patch, GREEN, kill (load ${loadavg()})`,
+      `  harness CPU per fixture       ${ms(outcome.cpuMs / FIXTURES)}   over ${(requests / FIXTURES).toFixed(1)} requests each, its creations, commands and kills (load ${loadavg()})`,
     );
     console.log(`  create phase                  median ${ms(median(createMs))}   p95 ${ms(p95(createMs))}`);
     console.log(`  peak RSS                      ${(peakRss / 1048576).toFixed(0)} MB   (target < 300 MB)`);
