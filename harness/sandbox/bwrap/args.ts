@@ -97,6 +97,17 @@ export function bwrapArgv(command: string | readonly string[]): string[] {
   return ['/bin/sh', '-c', '"$@"; exit $?', 'sh', ...inner];
 }
 
+/** The host's system folders, read-only (a merged /usr's links as links). */
+export function systemArgs(): string[] {
+  const a: string[] = [];
+  for (const s of SYSTEM) {
+    if (!existsSync(s)) continue;
+    if (lstatSync(s).isSymbolicLink()) a.push('--symlink', readlinkSync(s), s);
+    else a.push('--ro-bind', s, s);
+  }
+  return a;
+}
+
 /**
  * bubblewrap's argv: every namespace unshared (with network, the user-mode namespace the command was
  * started in is shared: see user-net.ts), a read-only and minimal
@@ -110,12 +121,7 @@ export function bwrapArgs(i: BwrapArgsInput): string[] {
   // bwrap's own init, it reports the command's exit while the namespace is still being torn down.
   const a = ['--unshare-all', '--as-pid-1', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'redgreen'];
   if (i.network) a.push('--share-net');
-  for (const s of SYSTEM) {
-    if (!existsSync(s)) continue;
-    const st = lstatSync(s);
-    if (st.isSymbolicLink()) a.push('--symlink', readlinkSync(s), s);
-    else a.push('--ro-bind', s, s);
-  }
+  a.push(...systemArgs());
   for (const e of ETC) if (existsSync(`/etc/${e}`)) a.push('--ro-bind', `/etc/${e}`, `/etc/${e}`);
   if (i.network && i.resolvConfHost) a.push('--ro-bind', i.resolvConfHost, '/etc/resolv.conf');
   for (const r of i.host.runtimeRoots) a.push('--ro-bind', r, r);

@@ -15,6 +15,7 @@ import {
   detectRuntimeRoots,
   type BwrapHost,
   SERVED_ENV,
+  systemArgs,
 } from './args.js';
 import { DEFAULT_LIMITS, limitHit, MIB, SIGXFSZ_EXIT, type LimitHit } from '../core/limits.js';
 import { isFull, mountSizeLimit, unmountSizeLimit } from '../host/disk-limit.js';
@@ -73,9 +74,13 @@ export class BwrapBackend implements SandboxBackend {
     });
   }
 
-  /** Fails once, clearly, when bubblewrap is missing or cannot create namespaces here. */
+  /**
+   * Fails once, clearly, when bubblewrap is missing or cannot create namespaces here. It binds only
+   * the system folders, as a sandbox does: binding all of / failed whenever a mount below it came or
+   * went meanwhile (a container of an engine on this host starting or stopping).
+   */
   probe(): Promise<void> {
-    this.probed ??= execa('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], {
+    this.probed ??= execa('bwrap', ['--unshare-all', '--die-with-parent', ...systemArgs(), 'true'], {
       reject: false,
       extendEnv: false,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
