@@ -29,16 +29,17 @@ const engines = (await backendCases()).filter((c) => c.name === 'docker' || c.na
 describe.each(engines)('$name: the link past the engine', ({ name: engine }) => {
   const client = () => (engine === 'podman' ? podmanClient() : dockerClient());
 
-  /** A sandbox container of the runtime image with the given link offer; removed after `use`. */
+  /** A sandbox container of `image` (the runtime image) with the given link offer; removed after `use`. */
   const withContainer = async (
     docker: Docker,
     offer: (() => Promise<ServerLink>) | undefined,
     use: (started: StartedContainer) => Promise<void>,
+    image = DEFAULT_IMAGE,
   ) => {
-    const image = (await ensureImage(docker, DEFAULT_IMAGE)).ref;
+    const ref = (await ensureImage(docker, image)).ref;
     const name = `redgreen-test-link-${engine}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const plan = {
-      image,
+      image: ref,
       volume: name,
       labels: { 'redgreen.test': 'link' },
       limits: dockerLimits(DEFAULT_LIMITS),
@@ -133,17 +134,10 @@ describe.each(engines)('$name: the link past the engine', ({ name: engine }) => 
       return openLink();
     };
     try {
-      const plan = {
-        image: derived,
-        volume: `redgreen-test-keeper-${process.pid}`,
-        labels: { 'redgreen.test': 'link' },
-        limits: dockerLimits(DEFAULT_LIMITS),
-        ulimits: profileOf(docker).ulimits,
-      };
-      for (const n of [1, 2]) {
-        await withSandboxContainer(
+      for (let n = 0; n < 2; n++) {
+        await withContainer(
           docker,
-          { ...plan, volume: `${plan.volume}-${n}` },
+          offer,
           async (started) => {
             expect(started).toMatchObject({ server: null, link: 'ignored' });
             // The archive API mounts every source again: none may be gone.
@@ -151,7 +145,7 @@ describe.each(engines)('$name: the link past the engine', ({ name: engine }) => 
               path: '/workspace',
             });
           },
-          offer,
+          ref,
         );
       }
       expect(offers).toBe(1);

@@ -22,9 +22,11 @@ if (unavailable && process.env.CI) throw new Error(`CI must run the Docker backe
 /** The bundled fixtures through the real scheduler, as `selfcheck --backend docker` runs them (open → run → close). */
 describe.skipIf(unavailable)('selfcheck on docker', () => {
   let cacheDir: string;
+  /** The setup cache of a backend's runs; the Docker backend is named `docker`. */
+  const setupCache = (backend: string) => new SetupCache(path.join(cacheDir, backend));
   afterAll(async () => {
     // The layers the run kept on the engine go with the cache (else they wait for the next gc).
-    if (cacheDir) await pruneLayers(dockerClient(), new SetupCache(path.join(cacheDir, 'docker')).layers!.scope, { all: true });
+    if (cacheDir) await pruneLayers(dockerClient(), setupCache('docker').layers!.scope, { all: true });
     await rm(cacheDir, { recursive: true, force: true });
   });
 
@@ -48,7 +50,7 @@ describe.skipIf(unavailable)('selfcheck on docker', () => {
         repeat: 1,
         retryBaseMs: 10,
         signal,
-        setupCache: new SetupCache(path.join(cacheDir, backend.name)),
+        setupCache: setupCache(backend.name),
         observer: { onEvent: (_id, e) => void (e.type === 'phase' && e.phase === 'red' && e.status === 'start' && onRed?.()) },
       });
     } finally {
