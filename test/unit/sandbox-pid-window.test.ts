@@ -1,18 +1,36 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PidWindow } from '../../harness/sandbox/host/pid-clock.js';
 
 describe('PidWindow', () => {
-  it('covers every pid handed out after it opened, and nothing once closed', () => {
+  // The clock may not lose sight of the counter for pid_max / 1000 ms (pid-clock.ts): 33 ms where
+  // pid_max is 32768. A look that comes later spends the window, and its kill scans everything.
+  // spawnSync holds the event loop (no look of the clock's timer meanwhile), so the gaps between
+  // this test's own looks are the clock's, and say which outcome is right on a busy machine too.
+  it('covers every pid handed out after it opened while the clock kept sight of the counter, and nothing once closed; lost sight, it says so', () => {
+    const wrapMs = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1')) / 1000;
     const window = PidWindow.open();
     expect(window).not.toBeNull();
-    const pids = Array.from({ length: 3 }, () => spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim()).map(Number);
-    const r = window!.range()!;
-    expect(r).not.toBeNull();
-    for (const pid of pids) {
-      const inside = r.wrapped ? pid > r.after || pid <= r.last : pid > r.after && pid <= r.last;
-      expect(inside, `pid ${pid} in ${JSON.stringify(r)}`).toBe(true);
+    const pids: number[] = [];
+    let lookedAt = performance.now();
+    let gap = 0;
+    let r: ReturnType<PidWindow['range']> = null;
+    for (let i = 0; i < 3; i++) {
+      pids.push(Number(spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim()));
+      const now = performance.now();
+      gap = Math.max(gap, now - lookedAt);
+      r = window!.range();
+      lookedAt = performance.now();
     }
+    // Within a millisecond of the limit, either outcome is right.
+    if (gap > wrapMs + 1) expect(r).toBeNull();
+    if (gap < wrapMs - 1) expect(r, `largest gap between looks ${gap.toFixed(1)} ms`).not.toBeNull();
+    if (r)
+      for (const pid of pids) {
+        const inside = r.wrapped ? pid > r.after || pid <= r.last : pid > r.after && pid <= r.last;
+        expect(inside, `pid ${pid} in ${JSON.stringify(r)}`).toBe(true);
+      }
     window!.close();
     expect(window!.range()).toBeNull();
   });
