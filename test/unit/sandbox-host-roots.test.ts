@@ -46,6 +46,21 @@ describe('HostRoots', () => {
     expect(existsSync(root)).toBe(false);
   });
 
+  it('a root one of whose folders a command removed is replaced, not handed out without it', async () => {
+    const { roots: r, base } = await roots();
+    r.open();
+    const { root } = await r.take();
+    await rm(path.join(root, 'tmp'), { recursive: true });
+    await r.give(root);
+    expect(existsSync(root)).toBe(false);
+    const next = await r.take();
+    expect(next.root).not.toBe(root);
+    expect(readdirSync(next.root).sort()).toEqual([...SANDBOX_DIRS].sort());
+    await r.close();
+    await r.give(next.root);
+    expect(readdirSync(base)).toEqual([]);
+  });
+
   it('a root whose folder was replaced by a symlink is removed, and what the link points to is left alone', async () => {
     const { roots: r, base } = await roots();
     const outside = path.join(base, 'outside');

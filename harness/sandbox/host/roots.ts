@@ -89,10 +89,13 @@ export class HostRoots {
 /**
  * Empties a root's sandbox folders (whatever a command left: hidden files, read-only folders,
  * other files beside them) and gives the folders a new folder's mode; false when it could not,
- * and the root must go. Small trees are the common case: synchronous calls, no promise each.
+ * and the root must go. Small trees are the common case: synchronous calls, no promise each, and
+ * none that changes nothing (a folder's mode already right). Nothing of the sandbox runs any more
+ * (destroy), so a folder emptied stays empty: it is not read again.
  */
 function empty(root: string): boolean {
   try {
+    let emptied = 0;
     for (const name of readdirSync(root)) {
       // The owner, and the file of variables a kept bwrap server has bound (rewritten by each sandbox that needs it).
       if (name === 'owner.json' || name === SERVED_ENV_FILE) continue;
@@ -102,11 +105,14 @@ function empty(root: string): boolean {
         continue;
       }
       // A folder a command replaced (by a symlink, say) is never followed: the root goes.
-      if (!lstatSync(p).isDirectory()) return false;
-      chmodSync(p, DIR_MODE);
+      const st = lstatSync(p);
+      if (!st.isDirectory()) return false;
+      if ((st.mode & 0o7777) !== DIR_MODE) chmodSync(p, DIR_MODE);
       for (const child of readdirSync(p)) rmSync(path.join(p, child), { recursive: true, force: true });
+      emptied++;
     }
-    return SANDBOX_DIRS.every((d) => lstatSync(path.join(root, d)).isDirectory() && readdirSync(path.join(root, d)).length === 0);
+    // A folder a command removed is not made again here: the root goes.
+    return emptied === SANDBOX_DIRS.length;
   } catch {
     return false;
   }
