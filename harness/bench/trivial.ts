@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { scaffoldFixture } from '../fixtures/scaffold.js';
 import { harnessRun, measure, type HarnessMeasured, type Measured } from './measured.js';
+import { median } from './stats.js';
 
 /** One fixture's bare work, as a user would script it: copy, RED, git apply, GREEN, remove. */
 const BARE_SCRIPT = `root=$1; id=$2
@@ -84,35 +85,44 @@ export async function removeTrivial(set: TrivialSet): Promise<void> {
 /** The issue's targets: the harness's wall time against the bare work's, per backend. */
 const RATIO_TARGET: Record<string, number> = { local: 1.3, bwrap: 1.6, docker: 2 };
 const CPU_TARGET_MS = 5;
+/** Pairs (the bare work, then the harness) per backend: the machine's speed drifts within a minute. */
+const ROUNDS = Number(process.env.BENCH_TRIVIAL_ROUNDS ?? 3);
 
 /**
  * N trivial fixtures (`redgreen new --runner exit-code`), each backend's `selfcheck -j 2` beside
- * the bare work (`xargs -P 2`) in one run: the harness's own cost where a fixture's work is
- * almost nothing. Prints the ratio, the harness process's CPU per fixture (the commands it runs
- * excluded) and its peak RSS, each beside its target, with the machine's load; and the whole
- * machine's CPU per fixture, which shows what a container engine and its containers add (they are
- * not the harness's children) and whether a run was bound by CPU (2 cores: twice its wall time).
+ * the bare work (`xargs -P 2`): the harness's own cost where a fixture's work is almost nothing.
+ * Each backend runs ROUNDS pairs, the bare work right before the harness, and the figures are the
+ * pairs' medians: on a shared 2-core machine the same bare work took 4.1 s and 6.2 s minutes apart,
+ * so one pair can say 0.95× or 1.6× of the same code. Prints the ratio (and the pairs' range), the
+ * harness process's CPU per fixture (the commands it runs excluded) and its peak RSS, each beside
+ * its target, with the machine's load; and the whole machine's CPU per fixture, which shows what a
+ * container engine and its containers add (they are not the harness's children) and whether a run
+ * was bound by CPU (2 cores: twice its wall time).
  */
 export async function benchTrivial(n: number, backends: { name: string; extra?: string[] }[]): Promise<void> {
   const set = await makeTrivialFixtures(n);
   try {
-    const load0 = os.loadavg()[0]!;
-    const bare = await bareTrivial(set, 2);
-    console.log(`\n${n} trivial fixtures (exit-code template), -j 2 / xargs -P 2; load ${load0.toFixed(2)} at start`);
-    const machine = (m: Measured) => (m.machineCpuMs === null ? '' : `   machine CPU ${(m.machineCpuMs / n).toFixed(1)} ms/fixture`);
     console.log(
-      `  bare work            ${(bare.wallMs / 1000).toFixed(2)} s   (process tree CPU ${(bare.treeCpuMs / n).toFixed(1)} ms/fixture)${machine(bare)}`,
+      `\n${n} trivial fixtures (exit-code template), -j 2 / xargs -P 2, medians of ${ROUNDS} pairs (the bare work, then the harness); load ${os.loadavg()[0]!.toFixed(2)} at start`,
     );
+    const perFixture = (xs: number[]) => (median(xs) / n).toFixed(1);
     for (const b of backends) {
-      const h = await harnessTrivial(set, b.name, 2, b.extra ?? []);
-      const ratio = h.wallMs / bare.wallMs;
-      const cpu = h.selfCpuMs / n;
+      const pairs: { bare: Measured; h: TrivialMeasured }[] = [];
+      for (let r = 0; r < ROUNDS; r++)
+        pairs.push({ bare: await bareTrivial(set, 2), h: await harnessTrivial(set, b.name, 2, b.extra ?? []) });
+      const ratios = pairs.map((p) => p.h.wallMs / p.bare.wallMs);
+      const machine = (xs: (number | null)[]) =>
+        xs.every((x) => x !== null) ? `   machine CPU ${perFixture(xs as number[])} ms/fixture` : '';
       const label = [b.name, ...(b.extra ?? [])].join(' ');
-      const bad = Object.entries(h.verdicts).filter(([v]) => v !== 'valid');
+      const bad = pairs.flatMap((p) => Object.entries(p.h.verdicts).filter(([v]) => v !== 'valid'));
       console.log(
-        `  ${label.padEnd(20)} ${(h.wallMs / 1000).toFixed(2)} s   ${ratio.toFixed(2)}× bare (target ≤ ${RATIO_TARGET[b.name] ?? '?'}×)` +
-          `   harness CPU ${cpu.toFixed(2)} ms/fixture (target ≤ ${CPU_TARGET_MS} ms)   tree CPU ${(h.treeCpuMs / n).toFixed(1)} ms/fixture` +
-          `${machine(h)}   peak RSS ${h.maxRssMb.toFixed(0)} MB${bad.length ? `   NOT VALID: ${JSON.stringify(Object.fromEntries(bad))}` : ''}`,
+        `  bare work            ${(median(pairs.map((p) => p.bare.wallMs)) / 1000).toFixed(2)} s   (process tree CPU ${perFixture(pairs.map((p) => p.bare.treeCpuMs))} ms/fixture)` +
+          machine(pairs.map((p) => p.bare.machineCpuMs)),
+      );
+      console.log(
+        `  ${label.padEnd(20)} ${(median(pairs.map((p) => p.h.wallMs)) / 1000).toFixed(2)} s   ${median(ratios).toFixed(2)}× bare (target ≤ ${RATIO_TARGET[b.name] ?? '?'}×; pairs ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})` +
+          `   harness CPU ${(median(pairs.map((p) => p.h.selfCpuMs)) / n).toFixed(2)} ms/fixture (target ≤ ${CPU_TARGET_MS} ms)   tree CPU ${perFixture(pairs.map((p) => p.h.treeCpuMs))} ms/fixture` +
+          `${machine(pairs.map((p) => p.h.machineCpuMs))}   peak RSS ${Math.max(...pairs.map((p) => p.h.maxRssMb)).toFixed(0)} MB${bad.length ? `   NOT VALID: ${JSON.stringify(bad)}` : ''}`,
       );
     }
     console.log(`  load ${os.loadavg()[0]!.toFixed(2)} at end`);
