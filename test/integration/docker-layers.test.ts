@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
@@ -185,6 +186,40 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
       await pruneLayers(docker, scope, { all: true });
     }
   });
+
+  // As root on the engine's host: the test takes the volume's mount away on the host, as slirp4netns's sandbox once did.
+  // Docker only: Podman here makes plain-folder volumes (it refuses their size, see sandbox-limits), with no mount to lose.
+  if (name === 'docker')
+    test.skipIf(process.getuid?.() !== 0)(
+      'a copy that does not see the workspace the sandbox sees (its volume unmounted on the host) keeps no layer',
+      async () => {
+        const docker = client();
+        const backend = new DockerBackend(dockerTestOptions({ runId: 'docker-layers' }));
+        const cacheDir = await tempDir();
+        const scope = `test-${randomBytes(4).toString('hex')}`;
+        try {
+          const sb = await backend.create({ runId: 'docker-layers', fixtureId: 'unmounted' });
+          try {
+            await sb.writeFiles([{ path: 'a.txt', content: 'a\n' }]);
+            const ws = (await sessionVolumes(docker, backend)).find((v) => v.endsWith('-ws'))!;
+            const { Mountpoint } = await docker.getVolume(ws).inspect();
+            expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(` ${Mountpoint} `);
+            execFileSync('umount', [Mountpoint]);
+            const why = await sb.saveLayer!(`${scope}-0`, { fixture: 'unmounted', maxBytes: 1024 ** 3, scope, cacheDir });
+            expect(why).toMatch(/does not see the sandbox's workspace/);
+            expect(await listLayers(docker, scope)).toEqual([]);
+            // The sandbox itself still has its files: only the host's view went.
+            expect((await sb.exec('cat a.txt')).stdout).toBe('a\n');
+          } finally {
+            await sb.destroy();
+          }
+        } finally {
+          await backend.close();
+          await pruneLayers(docker, scope, { all: true });
+        }
+        expect(await sessionVolumes(docker, backend)).toEqual([]);
+      },
+    );
 
   test('the second selfcheck starts from the layer: no upload, no setup, the same verdicts', async () => {
     const docker = client();

@@ -63,6 +63,10 @@ function lastUseOf(made: Date, usesFile: string | undefined): Date {
 /** The file mode bits, owners and times come along: the copy runs as root, with only the capabilities a copy needs. */
 const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'DAC_READ_SEARCH', 'FOWNER', 'FSETID'];
 const COPY_SCRIPT = `[ -d /to/tree ] && exit 0
+if [ "$2" != - ] && [ "$(stat -c %d /from)" != "$2" ]; then
+  echo "the copy does not see the sandbox's workspace: its volume is another filesystem here (was the volume's mount on the host removed?)" >&2
+  exit 3
+fi
 t="/to/.tmp-$1"
 cp -a /from/. "$t" || { rm -rf "$t"; exit 1; }
 mv -T "$t" /to/tree 2>/dev/null || rm -rf "$t"`;
@@ -72,11 +76,17 @@ mv -T "$t" /to/tree 2>/dev/null || rm -rf "$t"`;
  * is made and filled by a short-lived container beside the sandbox (network none, read-only root).
  * A layer someone else finished first is kept as it is. Returns why it was not kept, or null; then
  * the oldest layers beyond `maxBytes` go (a layer a container mounts cannot be removed: it stays).
+ *
+ * `dev` is the workspace's device number as the sandbox sees it: the copy must see the same. The
+ * engine mounts a tmpfs volume once on the host and counts its users; when something else on the
+ * host unmounts it (slirp4netns's sandbox did, user-net.ts), the engine still counts it mounted and
+ * a new container gets the bare folder beneath: an empty layer, and sandboxes started from it
+ * would grade an empty workspace. Then nothing is kept, and the reason says so.
  */
 export async function saveLayer(
   docker: Docker,
   plan: SandboxPlan,
-  info: { key: string; fixture: string; bytes: number; maxBytes: number; scope: string; cacheDir: string },
+  info: { key: string; fixture: string; bytes: number; dev: string | null; maxBytes: number; scope: string; cacheDir: string },
 ): Promise<string | null> {
   const name = layerVolume(info.key);
   try {
@@ -96,7 +106,7 @@ export async function saveLayer(
     return `the layer's volume could not be made: ${describeError(e)}`;
   }
   const copied = await runWithNetwork(docker, {
-    argv: ['/bin/sh', '-c', COPY_SCRIPT, 'copy', randomBytes(6).toString('hex')],
+    argv: ['/bin/sh', '-c', COPY_SCRIPT, 'copy', randomBytes(6).toString('hex'), info.dev ?? '-'],
     env: {},
     cwd: '/',
     maxOutputBytes: 64 * 1024,

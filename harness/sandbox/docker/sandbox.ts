@@ -245,7 +245,10 @@ export class DockerSandbox implements Sandbox {
     const bytes = Number(/^\d+/.exec(du.stdout)?.[0] ?? NaN);
     if (du.exitCode !== 0 || !Number.isFinite(bytes)) return `its size could not be read: ${du.stderr.trim() || `exit ${du.exitCode}`}`;
     if (bytes > info.maxBytes) return `it is larger than the cache's cap (${info.maxBytes} bytes)`;
-    return saveLayer(this.deps.docker, c.plan, { ...info, key, bytes });
+    // Without stat in the image, the copy cannot compare either: it goes unchecked.
+    const dev = await this.inside(['stat', '-c', '%d', WORKDIR]);
+    const devNumber = dev.exitCode === 0 && /^\d+\n?$/.test(dev.stdout) ? dev.stdout.trim() : null;
+    return saveLayer(this.deps.docker, c.plan, { ...info, key, bytes, dev: devNumber });
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
