@@ -46,6 +46,30 @@ describe('HostRoots', () => {
     expect(existsSync(root)).toBe(false);
   });
 
+  it('emptying a big tree lets the event loop run meanwhile, and still empties it all', async () => {
+    const { roots: r, base } = await roots();
+    const outside = path.join(base, 'outside');
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'precious'), 'keep me');
+    r.open();
+    const { root } = await r.take();
+    for (let d = 0; d < 20; d++) {
+      mkdirSync(path.join(root, 'workspace', `d${d}`, 'deep'), { recursive: true });
+      for (let f = 0; f < 50; f++) writeFileSync(path.join(root, 'workspace', `d${d}`, 'deep', `f${f}`), 'x');
+    }
+    symlinkSync(outside, path.join(root, 'workspace', 'd0', 'outside'));
+    const order: string[] = [];
+    setImmediate(() => order.push('event loop'));
+    await r.give(root);
+    order.push('emptied');
+    expect(order).toEqual(['event loop', 'emptied']);
+    const again = await r.take();
+    expect(again.root).toBe(root);
+    expect(readdirSync(path.join(root, 'workspace'))).toEqual([]);
+    expect(readdirSync(outside)).toEqual(['precious']);
+    await r.close();
+  });
+
   it('a root one of whose folders a command removed is replaced, not handed out without it', async () => {
     const { roots: r, base } = await roots();
     r.open();

@@ -18,6 +18,16 @@ export type TreeEntry =
 const CHUNK = 256;
 const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** A pause for the event loop after every CHUNK calls of it: for a walk whose length is not known ahead. */
+export function breather(): () => Promise<void> {
+  let since = 0;
+  return async () => {
+    if (++since < CHUNK) return;
+    since = 0;
+    await breathe();
+  };
+}
+
 /** Calls `fn` on each item, letting the event loop run after every CHUNK of them. */
 export async function inChunks<T>(items: readonly T[], fn: (item: T) => void): Promise<void> {
   for (let i = 0; i < items.length; i++) {
@@ -38,17 +48,14 @@ export async function walkTree(
   const exclude = new Set(options.exclude ?? DEFAULT_EXCLUDES);
   const skip = new Set(options.skip ?? []);
   const out: TreeEntry[] = [];
-  let sinceBreath = 0;
+  const tick = breather();
   async function visit(dirRel: string): Promise<void> {
     const entries = readdirSync(path.join(root, dirRel), { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const d of entries) {
       const rel = dirRel ? `${dirRel}/${d.name}` : d.name;
       if (exclude.has(d.name) || skip.has(rel)) continue;
-      if (++sinceBreath >= CHUNK) {
-        sinceBreath = 0;
-        await breathe();
-      }
+      await tick();
       const abs = path.join(root, rel);
       const st = lstatSync(abs);
       if (st.isSymbolicLink()) {

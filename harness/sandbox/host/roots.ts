@@ -1,6 +1,7 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { breather } from '../core/tree.js';
 import { SERVED_ENV_FILE } from './server-process.js';
 
 /** The folders of a host sandbox, inside its root. */
@@ -66,7 +67,8 @@ export class HostRoots {
 
   /** Takes a sandbox's root back once nothing of it runs any more: emptied for the next one, or removed. */
   async give(root: string): Promise<void> {
-    if (this.reusing && empty(root)) {
+    // Emptying a big tree lets the event loop run: a run closed meanwhile does not keep the root.
+    if (this.reusing && (await empty(root)) && this.reusing) {
       this.free.push(root);
       return;
     }
@@ -89,26 +91,29 @@ export class HostRoots {
 /**
  * Empties a root's sandbox folders (whatever a command left: hidden files, read-only folders,
  * other files beside them) and gives the folders a new folder's mode; false when it could not,
- * and the root must go. Small trees are the common case: synchronous calls, no promise each, and
- * none that changes nothing (a folder's mode already right). Nothing of the sandbox runs any more
+ * and the root must go. Synchronous calls, no promise each, and none that changes nothing (a
+ * folder's mode already right); the event loop runs between chunks of them, so a workspace of
+ * 30,000 files does not hold every other sandbox for seconds. Nothing of the sandbox runs any more
  * (destroy), so a folder emptied stays empty: it is not read again.
  */
-function empty(root: string): boolean {
+async function empty(root: string): Promise<boolean> {
+  const tick = breather();
   try {
     let emptied = 0;
     for (const name of readdirSync(root)) {
       // The owner, and the file of variables a kept bwrap server has bound (rewritten by each sandbox that needs it).
       if (name === 'owner.json' || name === SERVED_ENV_FILE) continue;
       const p = path.join(root, name);
+      const st = lstatSync(p);
       if (!(SANDBOX_DIRS as readonly string[]).includes(name)) {
-        rmSync(p, { recursive: true, force: true });
+        if (st.isDirectory()) await removeTree(p, tick);
+        else unlinkSync(p);
         continue;
       }
       // A folder a command replaced (by a symlink, say) is never followed: the root goes.
-      const st = lstatSync(p);
       if (!st.isDirectory()) return false;
       if ((st.mode & 0o7777) !== DIR_MODE) chmodSync(p, DIR_MODE);
-      for (const child of readdirSync(p)) rmSync(path.join(p, child), { recursive: true, force: true });
+      await clear(p, tick);
       emptied++;
     }
     // A folder a command removed is not made again here: the root goes.
@@ -116,4 +121,19 @@ function empty(root: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Removes what a folder holds, never following a symlink (a folder's entry says what it is, not where it points). */
+async function clear(dir: string, tick: () => Promise<void>): Promise<void> {
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, d.name);
+    if (d.isDirectory()) await removeTree(p, tick);
+    else unlinkSync(p);
+    await tick();
+  }
+}
+
+async function removeTree(dir: string, tick: () => Promise<void>): Promise<void> {
+  await clear(dir, tick);
+  rmdirSync(dir);
 }
