@@ -16,6 +16,14 @@ async function roots(): Promise<{ roots: HostRoots; base: string }> {
   return { roots: new HostRoots({ base, prefix: 'redgreen-test-' }), base };
 }
 
+/** A folder beside the roots holding one file: what a symlink a command left points to, which must survive. */
+function preciousFolder(base: string): string {
+  const outside = path.join(base, 'outside');
+  mkdirSync(outside);
+  writeFileSync(path.join(outside, 'precious'), 'keep me');
+  return outside;
+}
+
 describe('HostRoots', () => {
   it('outside a run, a root that comes back is removed', async () => {
     const { roots: r, base } = await roots();
@@ -48,9 +56,7 @@ describe('HostRoots', () => {
 
   it('emptying a big tree lets the event loop run meanwhile, and still empties it all', async () => {
     const { roots: r, base } = await roots();
-    const outside = path.join(base, 'outside');
-    mkdirSync(outside);
-    writeFileSync(path.join(outside, 'precious'), 'keep me');
+    const outside = preciousFolder(base);
     r.open();
     const { root } = await r.take();
     for (let d = 0; d < 20; d++) {
@@ -87,9 +93,7 @@ describe('HostRoots', () => {
 
   it('a root whose folder was replaced by a symlink is removed, and what the link points to is left alone', async () => {
     const { roots: r, base } = await roots();
-    const outside = path.join(base, 'outside');
-    mkdirSync(outside);
-    writeFileSync(path.join(outside, 'precious'), 'keep me');
+    const outside = preciousFolder(base);
     r.open();
     const { root } = await r.take();
     await rm(path.join(root, 'workspace'), { recursive: true });
