@@ -6,6 +6,7 @@ import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { ScaffoldRunnerSchema } from '../fixtures/manifest.js';
 import { scaffoldFixture } from '../fixtures/scaffold.js';
+import { templateFor } from '../results/index.js';
 import { z } from 'zod';
 
 export const NewOptionsSchema = PathOptionsSchema.extend({ runner: ScaffoldRunnerSchema.default('pytest') });
@@ -20,7 +21,9 @@ export async function newFixture(id: string, options: z.infer<typeof NewOptionsS
     throw new RedgreenError('USAGE', `invalid fixture id "${id}"`, 'use letters, digits, "_", "." and "-"');
   }
   const paths = resolvePaths({ ...options, root: options.root ?? '.' });
-  const [dir, oracle] = await scaffoldFixture({ id, runner: options.runner, fixturesDir: paths.fixturesDir, oraclesDir: paths.oraclesDir });
+  // ScaffoldRunnerSchema let through only runners that have a template.
+  const template = templateFor(options.runner)!;
+  const [dir, oracle] = await scaffoldFixture({ id, template, fixturesDir: paths.fixturesDir, oraclesDir: paths.oraclesDir });
   // The manifest's "$schema" points at the project's copy, so editors can check it.
   if (!existsSync(path.join(paths.root, 'fixture.schema.json'))) await writeSchema(paths.root);
   const rel = (p: string) => path.relative(process.cwd(), p);

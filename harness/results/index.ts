@@ -1,4 +1,6 @@
-import { isBuiltinRunner, registerRunnerId, type Runner, type RunnerId } from '../fixtures/manifest.js';
+import { z } from 'zod';
+import { isBuiltinRunner, ManifestSchema, registerRunnerId, type Runner, type RunnerId } from '../fixtures/manifest.js';
+import { TEMPLATES, type Template } from '../fixtures/templates.js';
 import { RedgreenError } from '../errors.js';
 import { avaAdapter } from './ava.js';
 import { cargoAdapter } from './cargo.js';
@@ -45,8 +47,54 @@ export function registerRunner(adapter: RunnerAdapter): void {
     throw new RedgreenError('USAGE', `runner id ${JSON.stringify(id)}: use letters, digits, "_", "." and "-"`);
   if (isBuiltinRunner(id) || (CUSTOM.has(id) && CUSTOM.get(id) !== adapter))
     throw new RedgreenError('USAGE', `a runner "${id}" is already registered`);
+  if (adapter.example) checkExample(id, adapter.example);
   CUSTOM.set(id, adapter);
-  registerRunnerId(id);
+  registerRunnerId(id, { example: Boolean(adapter.example) });
+}
+
+/** Where `new` writes an example's files: inside the fixture, and not over the files it writes itself. */
+const ExampleFiles = z.record(z.string(), z.string()).superRefine((files, ctx) => {
+  for (const p of Object.keys(files)) {
+    if (!p.startsWith('/') && p.split('/').every((s) => s && s !== '.' && s !== '..') && p !== 'fixture.json' && p !== 'ISSUE.md') continue;
+    ctx.addIssue({
+      code: 'custom',
+      path: [p],
+      message: 'must be a path inside the fixture (relative, no "..", not fixture.json or ISSUE.md)',
+    });
+  }
+});
+
+const ExampleSchema = z
+  .object({
+    language: z.string().min(1),
+    manifest: z
+      .object({ test: ManifestSchema.shape.test, setup: ManifestSchema.shape.setup, protected: ManifestSchema.shape.protected })
+      .strict(),
+    files: ExampleFiles,
+    fixed: ExampleFiles,
+  })
+  .strict()
+  .refine((e) => Object.entries(e.fixed).some(([p, text]) => e.files[p] !== text), {
+    message: 'its fixed files are the same as its files: the oracle would change nothing',
+  });
+
+/** `files["../x"]`, `manifest.test.command`: where in the example a problem is. */
+const where = (p: PropertyKey[]) =>
+  p.map((s, i) => (typeof s === 'string' && /^[A-Za-z_]\w*$/.test(s) ? `${i ? '.' : ''}${s}` : `[${JSON.stringify(s)}]`)).join('') ||
+  '(example)';
+
+function checkExample(id: string, example: unknown): void {
+  const r = ExampleSchema.safeParse(example);
+  if (r.success) return;
+  const problems = r.error.issues.map((i) => `  - ${where(i.path)}: ${i.message}`).join('\n');
+  throw new RedgreenError('USAGE', `the example of runner "${id}" cannot be scaffolded:\n${problems}`);
+}
+
+/** The starter `new --runner` makes: a built-in runner's own, or a registered one's example (null: it has none). */
+export function templateFor(runner: RunnerId): Template | null {
+  if (isBuiltinRunner(runner)) return TEMPLATES[runner];
+  const example = CUSTOM.get(runner)?.example;
+  return example ? { ...example, manifest: { ...example.manifest, runner } } : null;
 }
 
 export function adapterFor(runner: RunnerId): RunnerAdapter {

@@ -1,4 +1,5 @@
 import type { RunnerId } from '../fixtures/manifest.js';
+import type { RunnerExample } from '../fixtures/templates.js';
 import type { FileToWrite } from '../sandbox/core/types.js';
 
 export type TestStatus = 'passed' | 'failed' | 'error' | 'skipped';
@@ -62,6 +63,8 @@ export interface RunnerAdapter {
   readonly infrastructure: readonly string[];
   prepare(ctx: PrepareContext): PreparedRun;
   parse(input: ParseInput): TestReport;
+  /** A registered runner's starter fixture: with one, `redgreen new --runner <id>` makes it. */
+  readonly example?: RunnerExample;
 }
 
 export function countTests(tests: readonly TestCase[]): TestCounts {

@@ -10,7 +10,7 @@ import { ReportSchema, summarize } from '../../harness/reporters/report.js';
 import { RunStateSchema } from '../../harness/transcripts/schema.js';
 import { BUNDLED, SEEDS } from '../helpers/bundled.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
-import { configRegisteringLines } from '../helpers/project.js';
+import { configRegisteringLines, configRegisteringTapLines } from '../helpers/project.js';
 import { listenReady, pythonNotify } from '../helpers/ready-socket.js';
 import { recordedRun } from '../helpers/recorded-run.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
@@ -102,9 +102,29 @@ describe('redgreen CLI', () => {
     const custom = await runCli(['new', 'x', '--runner', 'lines'], { cwd: root });
     expect(custom.code).toBe(2);
     expect(custom.stderr).toMatch(
-      /"lines" is a runner registered with registerRunner\(\), which has no example to scaffold: .*--runner exit-code/,
+      /"lines" is a runner registered with registerRunner\(\) without an example to scaffold: give its adapter an `example`.*--runner exit-code/,
     );
     expect(existsSync(path.join(root, 'fixtures'))).toBe(false);
+  });
+
+  test('new --runner: a runner the config registered with an example scaffolds a fixture that passes selfcheck; a bad example is refused', async () => {
+    const root = await tempDir();
+    await configRegisteringTapLines(root);
+    expect((await runCli(['new', 'tl', '--runner', 'tap-lines'], { cwd: root })).code).toBe(0);
+    const r = await runCli(['selfcheck', 'tl', '--write'], { cwd: root });
+    expect(r.code).toBe(0);
+    const json = JSON.parse(await readFile(path.join(root, 'fixtures/tl/fixture.json'), 'utf8')) as { runner: string; tests: unknown };
+    expect(json.runner).toBe('tap-lines');
+    expect(json.tests).toEqual({ failToPass: ['adds'], passToPass: ['zero'] });
+
+    const bad = await tempDir();
+    await configRegisteringTapLines(bad, { '../escape.sh': 'echo out\n', 'add.sh': 'echo $(( $1 - $2 ))\n' });
+    const refused = await runCli(['new', 'x', '--runner', 'tap-lines'], { cwd: bad });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('the example of runner "tap-lines" cannot be scaffolded');
+    expect(refused.stderr).toContain('files["../escape.sh"]: must be a path inside the fixture');
+    expect(existsSync(path.join(bad, 'fixtures'))).toBe(false);
+    expect(existsSync(path.join(path.dirname(bad), 'escape.sh'))).toBe(false);
   });
 
   // Templates whose setup installs their runner from npm get a test each (and a time budget each):

@@ -140,3 +140,36 @@ export async function configRegisteringLines(root: string, tools?: string[]): Pr
     `import { defineConfig, registerRunner } from ${api};\nregisterRunner(${adapter});\nexport default defineConfig({});\n`,
   );
 }
+
+/**
+ * A redgreen.config.mjs in `root` that registers the runner `tap-lines` (a line `ok <name>` or
+ * `not ok <name>` per test) with an example `new` can scaffold; `files` replaces its buggy files.
+ */
+export async function configRegisteringTapLines(root: string, files?: Record<string, string>): Promise<void> {
+  const api = JSON.stringify(pathToFileURL(path.join(REPO, 'dist', 'api', 'index.js')).href);
+  const check =
+    'rc=0\nt() { if [ "$(sh add.sh "$2" "$3")" = "$4" ]; then echo "ok $1"; else echo "not ok $1"; rc=1; fi; }\n' +
+    't adds 2 3 5\nt zero 7 0 7\nexit $rc\n';
+  const example = {
+    language: 'shell',
+    manifest: { test: { command: 'sh check.sh', timeoutSec: 60 }, protected: ['check.sh'] },
+    files: files ?? { 'add.sh': 'echo $(( $1 - $2 ))\n', 'check.sh': check },
+    fixed: { 'add.sh': 'echo $(( $1 + $2 ))\n' },
+  };
+  await writeFile(
+    path.join(root, 'redgreen.config.mjs'),
+    `import { countTests, defineConfig, registerRunner } from ${api};
+registerRunner({
+  runner: 'tap-lines',
+  infrastructure: ['check.sh'],
+  prepare: (ctx) => ({ command: ctx.command, env: ctx.env }),
+  parse: ({ stdout }) => {
+    const tests = [...stdout.matchAll(/^(not )?ok (\\S+)$/gm)].map((m) => ({ id: m[2], status: m[1] ? 'failed' : 'passed' }));
+    return { source: 'stdout', tests, counts: countTests(tests) };
+  },
+  example: ${JSON.stringify(example)},
+});
+export default defineConfig({});
+`,
+  );
+}
