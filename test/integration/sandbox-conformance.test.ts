@@ -230,6 +230,20 @@ describe.each([...cases, ...shellServerCases(cases)])('sandbox conformance: $nam
     );
   });
 
+  test('output bytes are counted and hashed as they came, invalid UTF-8 included, from the first command on', async () => {
+    // A fresh sandbox's first command may carry deferred work in front of it (e2b's prelude).
+    await sb.writeFiles([{ path: 'first.txt', content: 'x' }]);
+    const bytes = Buffer.from([0xff, 0xfe, 0x6f, 0x6b, 0xc3, 0x0a, 0xe2, 0x82]);
+    for (const r of [
+      await sb.exec("printf '\\377\\376ok\\303\\n\\342\\202'"),
+      await sb.exec("printf '\\377\\376ok\\303\\n\\342\\202' >&2"),
+    ]) {
+      const info = r.stdoutInfo.bytes ? r.stdoutInfo : r.stderrInfo;
+      expect(info.bytes).toBe(bytes.length);
+      expect(info.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    }
+  });
+
   test('the environment is an allowlist: harness secrets stay out', async () => {
     process.env.REDGREEN_TEST_SECRET = 'hunter2-secret';
     try {

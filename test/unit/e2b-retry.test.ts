@@ -1,15 +1,7 @@
-import {
-  AuthenticationError,
-  InvalidArgumentError,
-  NotFoundError,
-  RateLimitError,
-  SandboxError,
-  ServiceBusyError,
-  TemplateError,
-  TimeoutError,
-} from 'e2b';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { isBackpressure, isTransient } from '../../harness/sandbox/e2b/errors.js';
+import { isAuthFailure, isBackpressure, isGone, isTransient } from '../../harness/sandbox/e2b/errors.js';
+import { connectStatus } from '../../harness/sandbox/e2b/wire/connect.js';
+import { E2BRequestTimeout, E2BServiceError } from '../../harness/sandbox/e2b/wire/http.js';
 import { backoffMs, sleep, withRetry, type RetryPolicy } from '../../harness/sandbox/e2b/retry.js';
 
 // Waits are setTimeout on the fake clock; the jitter (Math.random) is pinned where a wait is checked.
@@ -22,7 +14,7 @@ afterEach(() => {
 });
 
 const policy: RetryPolicy = { attempts: 4, baseMs: 100, maxMs: 1000 };
-const withStatus = (statusCode: number | undefined) => Object.assign(new SandboxError(`HTTP ${statusCode}`), { statusCode });
+const withStatus = (status: number) => new E2BServiceError(status, `HTTP ${status}`);
 
 /** A call that fails with `errors` in turn, then returns 'ok'; `calls` lists the attempt numbers it saw. */
 function flaky(...errors: unknown[]) {
@@ -82,7 +74,7 @@ describe('withRetry', () => {
   });
 
   test('a failure that is not transient is thrown at once, with no wait', async () => {
-    const denied = new AuthenticationError('bad API key');
+    const denied = withStatus(401);
     const { fn, calls } = flaky(denied);
     await expect(withRetry(fn, policy, { isTransient })).rejects.toBe(denied);
     expect(calls).toEqual([0]);
@@ -90,8 +82,8 @@ describe('withRetry', () => {
   });
 
   test('with the e2b classification, a 429 is retried and an invalid template is not', async () => {
-    const bad = new TemplateError('no such template');
-    const { fn, calls } = flaky(new RateLimitError('slow down'), bad);
+    const bad = withStatus(400);
+    const { fn, calls } = flaky(withStatus(429), bad);
     const result = withRetry(fn, policy, { isTransient });
     const settled = expect(result).rejects.toBe(bad);
     await vi.runAllTimersAsync();
@@ -134,43 +126,46 @@ describe('sleep', () => {
 });
 
 describe('which e2b failures are retried', () => {
-  test('"later" answers are transient: 429, 503, timeouts, 5xx, 408, a status-less SandboxError', () => {
+  test('"later" answers are transient: 429, 503, 5xx, 408, a request left unanswered', () => {
     for (const e of [
-      new RateLimitError('429'),
-      new ServiceBusyError('503'),
-      new TimeoutError('request timed out'),
+      withStatus(429),
+      withStatus(503),
       withStatus(500),
       withStatus(502),
       withStatus(408),
-      withStatus(undefined),
+      new E2BRequestTimeout('no answer'),
     ]) {
       expect(isTransient(e), e.message).toBe(true);
     }
   });
 
-  test('answers that another try cannot change are not: auth, bad argument, template, not found, 4xx', () => {
-    for (const e of [
-      new AuthenticationError('401'),
-      new InvalidArgumentError('bad cpu count'),
-      new TemplateError('no template'),
-      new NotFoundError('no sandbox'),
-      withStatus(400),
-      withStatus(404),
-    ]) {
+  test('answers that another try cannot change are not: auth, bad argument, not found, other 4xx', () => {
+    for (const e of [withStatus(401), withStatus(403), withStatus(400), withStatus(404), withStatus(409)]) {
       expect(isTransient(e), e.message).toBe(false);
     }
   });
 
+  test('a Connect error reads as its HTTP status: unavailable is transient, invalid_argument is not', () => {
+    expect(isTransient(withStatus(connectStatus('unavailable')))).toBe(true);
+    expect(isTransient(withStatus(connectStatus('resource_exhausted')))).toBe(true);
+    expect(isTransient(withStatus(connectStatus('invalid_argument')))).toBe(false);
+    expect(isAuthFailure(withStatus(connectStatus('unauthenticated')))).toBe(true);
+    expect(connectStatus('a code nobody knows')).toBe(500);
+  });
+
   test('a dropped connection is transient, found through the cause chain; an ordinary bug is not', () => {
-    expect(isTransient(new TypeError('fetch failed'))).toBe(true);
+    expect(isTransient(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))).toBe(true);
     expect(isTransient(new Error('socket', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) }))).toBe(true);
-    expect(isTransient(Object.assign(new Error('x'), { code: 'UND_ERR_SOCKET' }))).toBe(true);
+    expect(isTransient(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe(true);
     expect(isTransient(new TypeError('cannot read properties of undefined'))).toBe(false);
     expect(isTransient(Object.assign(new Error('x'), { code: 'ENOENT' }))).toBe(false);
   });
 
-  test('only 429 and 503 are backpressure (every creation backs off)', () => {
-    expect([new RateLimitError('429'), new ServiceBusyError('503'), withStatus(503)].map(isBackpressure)).toEqual([true, true, true]);
-    expect([withStatus(500), new TimeoutError('t'), new TypeError('fetch failed')].map(isBackpressure)).toEqual([false, false, false]);
+  test('only 429 and 503 are backpressure (every creation backs off); only 404 says the sandbox is gone', () => {
+    expect([withStatus(429), withStatus(503)].map(isBackpressure)).toEqual([true, true]);
+    expect(
+      [withStatus(500), new E2BRequestTimeout('t'), Object.assign(new Error('x'), { code: 'ECONNRESET' })].map(isBackpressure),
+    ).toEqual([false, false, false]);
+    expect([withStatus(404), withStatus(502), withStatus(401)].map(isGone)).toEqual([true, false, false]);
   });
 });

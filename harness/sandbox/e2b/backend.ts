@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { ConnectionOpts, Sandbox as SdkSandbox } from 'e2b';
 import { describeError, RedgreenError } from '../../errors.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './breaker.js';
 import { createSandbox, killQuietly, type Created, type CreationStats, type CreatorDeps, type KnownRoot } from './creator.js';
@@ -11,6 +10,8 @@ import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 import { E2BSandbox, type E2BSandboxContext } from './sandbox.js';
 import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 import { WarmPool } from '../core/warm-pool.js';
+import { setSandboxTimeout } from './wire/api.js';
+import { resolveConnection, type E2BConnection } from './wire/connection.js';
 
 export interface E2BBackendOptions {
   /** Template name or id; without it, a fixture's `image` is used as the template. */
@@ -45,40 +46,30 @@ export interface E2BStats extends CreationStats {
   limiter: LimiterStats;
 }
 
-/**
- * The SDK's connection options from ours (the SDK itself falls back to E2B_API_URL, E2B_DOMAIN and
- * E2B_SANDBOX_URL). `retries: 0`: creations are retried here, with the limiter and breaker in the loop.
- */
+/** Where requests go (wire/connection.ts: the SDK's variables, with the same defaults); a missing key is a usage error. */
 export function e2bConnection(
   o: Pick<E2BBackendOptions, 'apiKey' | 'apiUrl' | 'domain' | 'sandboxUrl' | 'requestTimeoutMs'>,
-): ConnectionOpts {
-  const apiKey = o.apiKey ?? process.env.E2B_API_KEY;
-  if (!apiKey)
+): E2BConnection {
+  const c = resolveConnection(o);
+  if (!c)
     throw new RedgreenError(
       'USAGE',
       'the e2b backend needs an API key',
       'set E2B_API_KEY (any non-empty value for a CubeSandbox without keys)',
     );
-  return {
-    apiKey,
-    retries: 0,
-    requestTimeoutMs: o.requestTimeoutMs ?? 30_000,
-    ...(o.apiUrl ? { apiUrl: o.apiUrl } : {}),
-    ...(o.domain ? { domain: o.domain } : {}),
-    ...(o.sandboxUrl ? { sandboxUrl: o.sandboxUrl } : {}),
-  };
+  return c;
 }
 
 /**
  * Sandboxes on E2B — the cloud, a self-hosted E2B, or an E2B-compatible service such as
- * CubeSandbox — through the official `e2b` SDK. A run calls `open(runId)` first (orphans of dead
+ * CubeSandbox — through the wire protocols the official `e2b` SDK speaks (wire/). A run calls `open(runId)` first (orphans of dead
  * runs are killed, the key is checked, the pool warms up) and `close()` last, also after Ctrl-C:
  * every sandbox this instance made is killed, including one the service finished creating after
  * we stopped waiting for it, as long as it exists by then (later ones: `gc`, or their timeout).
  */
 export class E2BBackend implements SandboxBackend {
   readonly name = 'e2b';
-  readonly connection: ConnectionOpts;
+  readonly connection: E2BConnection;
   /** Labels every sandbox this instance creates: what close() sweeps. */
   readonly session = randomBytes(6).toString('hex');
   readonly limiter: CreationLimiter;
@@ -118,9 +109,9 @@ export class E2BBackend implements SandboxBackend {
     };
   }
 
-  private async kill(sdk: SdkSandbox): Promise<void> {
-    if (await killQuietly(sdk, this.requestTimeoutMs)) this.unconfirmed.delete(sdk.sandboxId);
-    else this.unconfirmed.add(sdk.sandboxId);
+  private async kill(sandboxId: string): Promise<void> {
+    if (await killQuietly(this.connection, sandboxId)) this.unconfirmed.delete(sandboxId);
+    else this.unconfirmed.add(sandboxId);
   }
 
   /**
@@ -134,7 +125,7 @@ export class E2BBackend implements SandboxBackend {
     this.pool ??= new WarmPool({
       size: this.o.warm,
       make: () => this.make(template, runId),
-      discard: (c) => this.kill(c.sdk),
+      discard: (c) => this.kill(c.envd.sandboxId),
       maxIdleMs: this.lifetimeMs / 2,
     });
     return this.pool;
@@ -144,7 +135,7 @@ export class E2BBackend implements SandboxBackend {
   private async make(template: string, runId: string): Promise<Created> {
     const known = this.roots.get(template);
     const made = await createSandbox(this.creator, template, runMetadata(runId, this.session), known ?? undefined);
-    if (made.installed && !this.roots.has(template)) this.roots.set(template, { root: made.root, sandboxId: made.sdk.sandboxId });
+    if (made.installed && !this.roots.has(template)) this.roots.set(template, { root: made.root, sandboxId: made.envd.sandboxId });
     return made;
   }
 
@@ -180,7 +171,7 @@ export class E2BBackend implements SandboxBackend {
     let warm = template === this.o.template ? await this.warmPool(spec.runId)?.next() : undefined;
     if (warm?.assumedFrom && this.roots.get(template) === null) {
       // Made on a root since found wrong: it would fail at its first call.
-      await this.kill(warm.sdk);
+      await this.kill(warm.envd.sandboxId);
       warm = undefined;
     }
     const made = warm ?? (await this.make(template, spec.runId));
@@ -189,11 +180,12 @@ export class E2BBackend implements SandboxBackend {
       requestTimeoutMs: this.requestTimeoutMs,
       lifetimeMs: this.lifetimeMs,
       env: remoteEnv({ host: process.env, passEnv: this.o.passEnv, fixed: {} }),
-      kill: (sdk) => this.kill(sdk),
+      kill: (id) => this.kill(id),
+      renew: (id) => setSandboxTimeout(this.connection, id, this.lifetimeMs),
       onDestroyed: (s) => this.live.delete(s),
       onRootMismatch: () => void this.roots.set(template, null),
     };
-    const sb = new E2BSandbox(made.sdk, made.root, context, made.installed);
+    const sb = new E2BSandbox(made.envd, made.root, context, made.installed);
     this.live.add(sb);
     if (this.closing) {
       await sb.destroy();

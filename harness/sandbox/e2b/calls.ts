@@ -1,21 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { CommandExitError, type Sandbox as SdkSandbox } from 'e2b';
 import { RedgreenError } from '../../errors.js';
 import { sandboxFailure } from './errors.js';
 import { Owed, type Taken } from './owed.js';
 import { argBytes, preludeCommand, preludeError, PreludeReader, type Step } from './prelude.js';
 import { helperCommand, HELPER_UNSAFE_PATH } from './script.js';
+import type { Envd, RunResult as HelperResult } from './wire/envd.js';
 
 /** A helper step (unpack, read, kill…) taking longer than this means the sandbox is in trouble. */
 const HELPER_TIMEOUT_MS = 60_000;
 /** Bytes of arguments a call's prelude may add to its own before it is sent ahead on its own (see owed.ts). */
 const CALL_BYTES = 112 * 1024;
-
-export interface HelperResult {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** One helper call's command line; `finish` settles its prelude, throwing what a failed one stands for. */
 export interface Call {
@@ -27,7 +21,7 @@ export interface Call {
 
 /** What a sandbox's helper calls need from it. */
 export interface CallsContext {
-  sdk: SdkSandbox;
+  envd: Envd;
   root: string;
   user: string | undefined;
   requestTimeoutMs: number;
@@ -79,7 +73,7 @@ export class HelperCalls {
     if (this.owed.settle(taken, outcome))
       this.c.lose(new Error('a command carrying deferred uploads was stopped before they were done: the workspace is in an unknown state'));
     if (!outcome || outcome.ok) return;
-    const error = preludeError(outcome, taken.prelude.steps, this.c.sdk.sandboxId);
+    const error = preludeError(outcome, taken.prelude.steps, this.c.envd.sandboxId);
     if (outcome.step === 'home') {
       this.c.lose(error);
       this.c.onRootMismatch();
@@ -92,17 +86,14 @@ export class HelperCalls {
     const call = await this.prepare(args, own, kill);
     let r: HelperResult;
     try {
-      r = await this.c.sdk.commands.run(call.line, {
+      r = await this.c.envd.run(call.line, {
         ...(this.c.user ? { user: this.c.user } : {}),
         timeoutMs: HELPER_TIMEOUT_MS,
         requestTimeoutMs: this.c.requestTimeoutMs,
       });
     } catch (e) {
-      if (!(e instanceof CommandExitError)) {
-        call.finish();
-        throw sandboxFailure(`${args[0]} in sandbox ${this.c.sdk.sandboxId}`, e);
-      }
-      r = { exitCode: e.exitCode, stdout: e.stdout, stderr: e.stderr };
+      call.finish();
+      throw sandboxFailure(`${args[0]} in sandbox ${this.c.envd.sandboxId}`, e);
     }
     if (call.reader) r = { ...r, stdout: call.reader.feed(r.stdout) + call.reader.end() };
     call.finish();
@@ -119,6 +110,6 @@ export class HelperCalls {
     if (r.exitCode === 0) return;
     const why = r.stderr.trim().split('\n').pop() ?? '';
     if (r.exitCode === HELPER_UNSAFE_PATH) throw new RedgreenError('SANDBOX_PATH_UNSAFE', why);
-    throw new RedgreenError('SANDBOX_FAILED', `e2b: ${what} failed in sandbox ${this.c.sdk.sandboxId} (exit ${r.exitCode}): ${why}`);
+    throw new RedgreenError('SANDBOX_FAILED', `e2b: ${what} failed in sandbox ${this.c.envd.sandboxId} (exit ${r.exitCode}): ${why}`);
   }
 }

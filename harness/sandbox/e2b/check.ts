@@ -1,20 +1,18 @@
-import { Sandbox as SdkSandbox } from 'e2b';
 import { describeError } from '../../errors.js';
 import type { Probe } from '../registry.js';
 import { e2bConnection } from './backend.js';
 import { isAuthFailure } from './errors.js';
-
-/** Where the SDK sends API calls, for messages: E2B_API_URL, else the API of E2B_DOMAIN (default e2b.app). */
-export const apiAddress = () => process.env.E2B_API_URL ?? `https://api.${process.env.E2B_DOMAIN ?? 'e2b.app'}`;
+import { listSandboxes } from './wire/api.js';
 
 /**
  * `doctor`'s check of an E2B-compatible service: one list call (no sandbox is created) shows that
  * the API answers at its address and accepts the key. Not retried: doctor says what is wrong now.
  */
 export async function checkService(): Promise<Probe> {
-  const where = apiAddress();
+  const connection = e2bConnection({ requestTimeoutMs: 10_000 });
+  const where = connection.apiUrl;
   try {
-    await SdkSandbox.list({ ...e2bConnection({ requestTimeoutMs: 10_000 }), limit: 1 }).nextItems();
+    await listSandboxes(connection, {}, { limit: 1 });
     return { ok: true, detail: `${where}: reachable, key accepted` };
   } catch (e) {
     if (isAuthFailure(e))

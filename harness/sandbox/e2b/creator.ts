@@ -1,14 +1,16 @@
-import { CommandExitError, Sandbox as SdkSandbox, type ConnectionOpts } from 'e2b';
 import { RedgreenError } from '../../errors.js';
 import type { CircuitBreaker } from './breaker.js';
 import { isAuthFailure, isBackpressure, isTransient, sandboxFailure } from './errors.js';
 import type { CreationLimiter } from './limiter.js';
 import { backoffMs, DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
 import { HELPER_PATH, helperScript, rootCommand } from './script.js';
+import { createSandbox as apiCreate, killSandbox } from './wire/api.js';
+import type { E2BConnection } from './wire/connection.js';
+import { Envd } from './wire/envd.js';
 
 /** A created sandbox, ready to be handed out. */
 export interface Created {
-  sdk: SdkSandbox;
+  envd: Envd;
   root: string;
   /** The helper is in place (the init ran); else its first call installs it, checking `root`. */
   installed: boolean;
@@ -36,7 +38,7 @@ export interface CreationStats {
 }
 
 export interface CreatorDeps {
-  connection: ConnectionOpts;
+  connection: E2BConnection;
   user: string | undefined;
   lifetimeMs: number;
   requestTimeoutMs: number;
@@ -49,8 +51,8 @@ export interface CreatorDeps {
 const INIT_TIMEOUT_MS = 60_000;
 
 /** Kills a sandbox that will not be used, retrying; false when that failed too (its timeout remains). */
-export async function killQuietly(sdk: SdkSandbox, requestTimeoutMs: number): Promise<boolean> {
-  return withRetry(() => sdk.kill({ requestTimeoutMs }), DEFAULT_RETRY, { isTransient }).then(
+export async function killQuietly(c: E2BConnection, sandboxId: string): Promise<boolean> {
+  return withRetry(() => killSandbox(c, sandboxId), DEFAULT_RETRY, { isTransient }).then(
     () => true,
     () => false,
   );
@@ -60,31 +62,21 @@ export async function killQuietly(sdk: SdkSandbox, requestTimeoutMs: number): Pr
  * Installs the helper with one upload; envd answers with the absolute path it wrote, which gives
  * the root folder without a command. An envd that answers with the relative path costs a command.
  */
-async function initialise(d: CreatorDeps, sdk: SdkSandbox): Promise<string> {
-  const user = d.user ? { user: d.user } : {};
-  try {
-    const info = await sdk.files.write(HELPER_PATH, helperScript(), {
-      ...user,
-      useOctetStream: true,
-      requestTimeoutMs: d.requestTimeoutMs,
-    });
-    if (info.path.startsWith('/') && info.path.endsWith(`/${HELPER_PATH}`)) return info.path.slice(0, -'/bin/rg'.length);
-    const root = (
-      await sdk.commands.run(rootCommand(), { ...user, timeoutMs: INIT_TIMEOUT_MS, requestTimeoutMs: d.requestTimeoutMs })
-    ).stdout.trim();
-    if (!root.startsWith('/')) throw new Error(`the sandbox reported no home folder (${JSON.stringify(root)})`);
-    return root;
-  } catch (e) {
-    // A template that cannot run the root command will not get better on retry: say why, once.
-    if (e instanceof CommandExitError) {
-      throw new RedgreenError(
-        'SANDBOX_FAILED',
-        `e2b: preparing sandbox ${sdk.sandboxId} failed (exit ${e.exitCode}): ${e.stderr.trim()}`,
-        'the template needs a POSIX shell, tar, base64 and a writable $HOME',
-      );
-    }
-    throw e;
-  }
+async function initialise(d: CreatorDeps, envd: Envd): Promise<string> {
+  const o = { ...(d.user ? { user: d.user } : {}), requestTimeoutMs: d.requestTimeoutMs };
+  const written = await envd.writeFile(HELPER_PATH, Buffer.from(helperScript()), o);
+  if (written.startsWith('/') && written.endsWith(`/${HELPER_PATH}`)) return written.slice(0, -'/bin/rg'.length);
+  const r = await envd.run(rootCommand(), { ...o, timeoutMs: INIT_TIMEOUT_MS });
+  // A template that cannot run the root command will not get better on retry: say why, once.
+  if (r.exitCode !== 0)
+    throw new RedgreenError(
+      'SANDBOX_FAILED',
+      `e2b: preparing sandbox ${envd.sandboxId} failed (exit ${r.exitCode}): ${r.stderr.trim()}`,
+      'the template needs a POSIX shell, tar, base64 and a writable $HOME',
+    );
+  const root = r.stdout.trim();
+  if (!root.startsWith('/')) throw new Error(`the sandbox reported no home folder (${JSON.stringify(root)})`);
+  return root;
 }
 
 /**
@@ -103,9 +95,10 @@ export async function createSandbox(
   const attempt = async (n: number): Promise<Created> => {
     d.breaker.check();
     const release = await d.limiter.acquire();
-    let sdk: SdkSandbox;
+    let envd: Envd;
     try {
-      sdk = await SdkSandbox.create(template, { ...d.connection, metadata, timeoutMs: d.lifetimeMs, requestTimeoutMs: d.requestTimeoutMs });
+      const access = await apiCreate(d.connection, template, { metadata, lifetimeMs: d.lifetimeMs });
+      envd = new Envd(d.connection, access);
     } catch (e) {
       d.stats.failedAttempts++;
       d.breaker.failure(e);
@@ -116,15 +109,15 @@ export async function createSandbox(
     }
     try {
       const made: Created = known
-        ? { sdk, root: assumeRoot(known, sdk.sandboxId), installed: false, assumedFrom: known }
-        : { sdk, root: await initialise(d, sdk), installed: true };
+        ? { envd, root: assumeRoot(known, envd.sandboxId), installed: false, assumedFrom: known }
+        : { envd, root: await initialise(d, envd), installed: true };
       d.breaker.success();
       d.stats.created++;
       return made;
     } catch (e) {
       d.stats.failedAttempts++;
       d.breaker.failure(e);
-      await killQuietly(sdk, d.requestTimeoutMs);
+      await killQuietly(d.connection, envd.sandboxId);
       throw e;
     }
   };

@@ -36,7 +36,7 @@ async function gcRemote(request: GcRequest): Promise<GcOutcome> {
 
 export const e2bBackend = defineBackend({
   name: 'e2b',
-  summary: 'remote sandboxes on E2B or an E2B-compatible service (self-hosted E2B, CubeSandbox) through the e2b SDK',
+  summary: 'remote sandboxes on E2B or an E2B-compatible service (self-hosted E2B, CubeSandbox), speaking its wire protocols',
   isolating: true,
   remote: true,
   options,

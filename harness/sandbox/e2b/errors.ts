@@ -1,31 +1,22 @@
-import {
-  AuthenticationError,
-  InvalidArgumentError,
-  NotFoundError,
-  RateLimitError,
-  SandboxError,
-  ServiceBusyError,
-  TemplateError,
-  TimeoutError,
-} from 'e2b';
 import { describeError, RedgreenError } from '../../errors.js';
+import { E2BRequestTimeout, E2BServiceError } from './wire/http.js';
 
 /**
- * How the e2b backend reads the SDK's failures. The SDK's errors are classes (RateLimitError for a
- * 429, ServiceBusyError for a 503, SandboxError with `statusCode` for other statuses, TimeoutError
- * for request timeouts and dead sandboxes); a dropped connection surfaces from undici as a
- * TypeError (`fetch failed`) or an error whose code names the socket failure.
+ * How the e2b backend reads its wire client's failures (wire/): E2BServiceError carries the HTTP
+ * status the service answered (a Connect error's code is mapped onto one), E2BRequestTimeout a
+ * request left unanswered, and a dropped connection is Node's error whose code names the socket
+ * failure.
  */
 const NETWORK_CODES = new Set([
   'ECONNRESET',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
   'ECONNREFUSED',
   'EPIPE',
   'ETIMEDOUT',
   'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
 ]);
 
 function networkCode(e: unknown): string | undefined {
@@ -36,23 +27,28 @@ function networkCode(e: unknown): string | undefined {
   return undefined;
 }
 
-/** Failures worth another try: the service said "later" (429, 5xx), a request timed out, or the network dropped. */
+const status = (e: unknown) => (e instanceof E2BServiceError ? e.status : undefined);
+
+/** Failures worth another try: the service said "later" (408, 429, 5xx), a request timed out, or the network dropped. */
 export function isTransient(e: unknown): boolean {
-  if (e instanceof RateLimitError || e instanceof ServiceBusyError || e instanceof TimeoutError) return true;
-  if (e instanceof AuthenticationError || e instanceof InvalidArgumentError || e instanceof TemplateError || e instanceof NotFoundError)
-    return false;
-  if (e instanceof SandboxError) return e.statusCode === undefined || e.statusCode >= 500 || e.statusCode === 408;
-  if (e instanceof Error && (e.name === 'TimeoutError' || (e.name === 'TypeError' && /fetch failed/.test(e.message)))) return true;
+  const s = status(e);
+  if (s !== undefined) return s === 408 || s === 429 || s >= 500;
+  if (e instanceof E2BRequestTimeout) return true;
   return networkCode(e) !== undefined;
 }
 
 /** The service asked us to slow down (429) or is overloaded (503): every creation should back off, not just this one. */
 export function isBackpressure(e: unknown): boolean {
-  return e instanceof RateLimitError || e instanceof ServiceBusyError || (e instanceof SandboxError && e.statusCode === 503);
+  return status(e) === 429 || status(e) === 503;
 }
 
 export function isAuthFailure(e: unknown): boolean {
-  return e instanceof AuthenticationError;
+  return status(e) === 401 || status(e) === 403;
+}
+
+/** The control plane does not know the sandbox (404): it is gone. */
+export function isGone(e: unknown): boolean {
+  return status(e) === 404;
 }
 
 /** An infrastructure failure of the sandbox service: the pipeline reports it as infra_error, never as the fixture's fault. */

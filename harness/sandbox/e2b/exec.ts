@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { constants as osc } from 'node:os';
-import { CommandExitError, type CommandHandle, type Sandbox as SdkSandbox } from 'e2b';
 import { sandboxFailure } from './errors.js';
 import { EXEC_MARKER_VAR } from '../core/kill-script.js';
 import { CappedOutput } from '../core/output.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../core/output.js';
 import type { ExecOptions, ExecResult } from '../core/types.js';
+import type { Envd, ProcessEnd, RemoteProcess } from './wire/envd.js';
 
 /** After a confirmed kill, the end of the stream is due at once; this long without it, the sandbox is given up. */
 export const KILL_GRACE_MS = 10_000;
 
 export interface RemoteExecDeps {
-  sdk: SdkSandbox;
+  envd: Envd;
   user: string | undefined;
   requestTimeoutMs: number;
   /** Kills every process carrying `marker` in the sandbox; true once none is left. Never throws. */
@@ -26,24 +26,39 @@ type End = { exitCode: number } | { error: unknown };
 
 /** Takes the start of stdout before the command's own output (a prelude's outcome line, see prelude.ts). */
 export interface StdoutFilter {
-  /** A chunk as it arrives; returns the part that is the command's own output. */
+  /** Whole lines as they arrive; returns the part that is the command's own output. */
   feed(text: string): string;
   /** The stream ended: text it still held. */
   end(): string;
+  /** Set once the outcome line was read; `ok`: everything after it is the command's own. */
+  readonly outcome: { ok: boolean } | null;
+}
+
+/**
+ * Stdout through a filter line by line until it has read its outcome, then the bytes as they
+ * come: the command's own output is never decoded and encoded again (invalid UTF-8 stays as it was).
+ */
+function filtered(filter: StdoutFilter, keep: (chunk: Buffer) => void) {
+  let held: Buffer | null = null;
+  return {
+    write(chunk: Buffer): void {
+      if (filter.outcome?.ok) return keep(chunk);
+      let buf = held ? Buffer.concat([held, chunk]) : chunk;
+      held = null;
+      for (let nl = buf.indexOf(10); nl >= 0 && !filter.outcome?.ok; nl = buf.indexOf(10)) {
+        keep(Buffer.from(filter.feed(buf.toString('utf8', 0, nl + 1))));
+        buf = buf.subarray(nl + 1);
+      }
+      if (filter.outcome?.ok) keep(buf);
+      else if (buf.length) held = buf;
+    },
+    end(): void {
+      keep(Buffer.from((held ? filter.feed(held.toString('utf8')) : '') + filter.end()));
+    },
+  };
 }
 
 const SIGNAL_NAMES = new Map(Object.entries(osc.signals).map(([name, n]) => [n, name]));
-
-/**
- * The SDK's CommandHandle appends every chunk to its `_stdout`/`_stderr` strings for `wait()`.
- * Chunks are consumed here as they arrive, so those copies are emptied to keep memory flat
- * whatever a command prints (a private field of the SDK: the big-output test guards it).
- */
-function forgetAccumulated(h: CommandHandle | undefined): void {
-  const fields = h as unknown as Record<string, unknown> | undefined;
-  if (typeof fields?._stdout === 'string') fields._stdout = '';
-  if (typeof fields?._stderr === 'string') fields._stderr = '';
-}
 
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   let t: NodeJS.Timeout | undefined;
@@ -52,8 +67,7 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
 }
 
 /**
- * Runs one command line through the SDK (`commands.run` in the background, so a non-zero exit is a
- * result, not a CommandExitError) with output kept like the local backend's: capped, counted and
+ * Runs one command line through envd (wire/envd.ts) with output kept like the local backend's: capped, counted and
  * hashed per stream. Aborting the request would not stop the remote process, so a timeout or an
  * abort kills it by its marker inside the sandbox and waits for the stream to end; when that cannot
  * be confirmed, the sandbox is destroyed. A stream lost for any other reason is an infrastructure
@@ -69,17 +83,14 @@ export async function remoteExec(
   const started = performance.now();
   const cap = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = { stdout: new CappedOutput(cap), stderr: new CappedOutput(cap) };
-  let handle: CommandHandle | undefined;
-  const keep = (name: 'stdout' | 'stderr', text: string) => {
-    if (!text) return;
-    const chunk = Buffer.from(text, 'utf8');
+  const keep = (name: 'stdout' | 'stderr', chunk: Buffer) => {
+    if (!chunk.length) return;
     out[name].push(chunk);
     o.onOutput?.(name, chunk);
   };
-  const push = (name: 'stdout' | 'stderr') => (text: string) => {
-    keep(name, name === 'stdout' && stdoutFilter ? stdoutFilter.feed(text) : text);
-    forgetAccumulated(handle);
-  };
+  const stdout = stdoutFilter ? filtered(stdoutFilter, (chunk) => keep('stdout', chunk)) : null;
+  const onStdout = (chunk: Buffer) => (stdout ? stdout.write(chunk) : keep('stdout', chunk));
+  const onStderr = (chunk: Buffer) => keep('stderr', chunk);
   const marker = randomUUID();
   const local = new AbortController();
   // Set from timer and signal callbacks, read after the awaits (a holder, so it is not narrowed away).
@@ -90,23 +101,23 @@ export async function remoteExec(
   } else {
     let settle!: () => void;
     const stopped = new Promise<'stopped'>((resolve) => (settle = () => resolve('stopped')));
+    let proc: RemoteProcess;
     try {
-      handle = await deps.sdk.commands.run(commandLine, {
-        background: true,
+      proc = await deps.envd.start(commandLine, {
         envs: { ...envs, [EXEC_MARKER_VAR]: marker },
         ...(deps.user ? { user: deps.user } : {}),
         timeoutMs: 0,
         requestTimeoutMs: deps.requestTimeoutMs,
         signal: local.signal,
-        onStdout: push('stdout'),
-        onStderr: push('stderr'),
+        onStdout,
+        onStderr,
       });
     } catch (e) {
       throw sandboxFailure('the command could not start', e);
     }
-    const ended: Promise<End> = handle.wait().then(
-      (r) => ({ exitCode: r.exitCode }),
-      (e: unknown) => (e instanceof CommandExitError ? { exitCode: e.exitCode } : { error: e }),
+    const ended: Promise<End> = proc.ended.then(
+      (r: ProcessEnd) => ({ exitCode: r.exitCode }),
+      (e: unknown) => ({ error: e }),
     );
     deps.track(local, ended);
     const requestStop = (reason: 'timeout' | 'abort') => {
@@ -143,7 +154,7 @@ export async function remoteExec(
       throw sandboxFailure('lost the output stream of a running command', end.error);
     }
   }
-  if (stdoutFilter) keep('stdout', stdoutFilter.end());
+  stdout?.end();
   // envd reports a process killed by a signal as -1; only a SIGKILL (ours, or the OOM killer's) does that here.
   const exitCode = end.exitCode < 0 ? 128 + osc.signals.SIGKILL : end.exitCode;
   const stdoutInfo = out.stdout.finish();

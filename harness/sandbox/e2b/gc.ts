@@ -1,9 +1,10 @@
-import { Sandbox as SdkSandbox, type ConnectionOpts, type SandboxInfo } from 'e2b';
 import { describeError } from '../../errors.js';
 import { keepReason, sweep, type GcOptions, type KeepReason } from '../core/gc.js';
 import { labelledLiveness, OWNER_LABEL, ownerLabels } from '../core/owner.js';
 import { isTransient } from './errors.js';
 import { DEFAULT_RETRY, withRetry } from './retry.js';
+import { killSandbox, listSandboxes, type ListedSandbox } from './wire/api.js';
+import type { E2BConnection } from './wire/connection.js';
 
 /**
  * Orphans. Every sandbox redgreen creates is labelled with its run and with the process that owns
@@ -25,11 +26,17 @@ export function runMetadata(runId: string, session: string): Record<string, stri
 }
 
 /** Every redgreen sandbox visible with these credentials whose labels include `match` (all pages). */
-export async function listLabelled(conn: ConnectionOpts, match: Record<string, string> = {}): Promise<SandboxInfo[]> {
+export async function listLabelled(conn: E2BConnection, match: Record<string, string> = {}): Promise<ListedSandbox[]> {
   const metadata = { [LABEL]: '1', ...match };
-  const paginator = SdkSandbox.list({ ...conn, query: { metadata, state: ['running', 'paused'] }, limit: 100 });
-  const found: SandboxInfo[] = [];
-  while (paginator.hasNext) found.push(...(await withRetry(() => paginator.nextItems(), DEFAULT_RETRY, { isTransient })));
+  const found: ListedSandbox[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await withRetry(() => listSandboxes(conn, metadata, { limit: 100, ...(nextToken ? { nextToken } : {}) }), DEFAULT_RETRY, {
+      isTransient,
+    });
+    found.push(...page.sandboxes);
+    nextToken = page.nextToken;
+  } while (nextToken);
   // A service that ignores the filter must not make gc kill someone else's sandboxes.
   return found.filter((s) => Object.entries(metadata).every(([k, v]) => s.metadata[k] === v));
 }
@@ -37,12 +44,12 @@ export async function listLabelled(conn: ConnectionOpts, match: Record<string, s
 export const runLabels = (runId: string) => ({ [RUN_KEY]: runId });
 
 /** Kills one sandbox by id, retrying what is worth retrying; false when it was already gone. */
-export function killById(conn: ConnectionOpts, id: string): Promise<boolean> {
-  return withRetry(() => SdkSandbox.kill(id, conn), DEFAULT_RETRY, { isTransient });
+export function killById(conn: E2BConnection, id: string): Promise<boolean> {
+  return withRetry(() => killSandbox(conn, id), DEFAULT_RETRY, { isTransient });
 }
 
 export interface E2BGcOptions extends GcOptions {
-  connection: ConnectionOpts;
+  connection: E2BConnection;
 }
 
 export interface GcReport {
@@ -52,11 +59,11 @@ export interface GcReport {
   failed: { id: string; error: string }[];
 }
 
-function why(keep: KeepReason, s: SandboxInfo): string {
+function why(keep: KeepReason, s: ListedSandbox): string {
   if (keep === 'this-run') return 'this run';
   if (keep === 'another-run') return 'another run';
   if (keep === 'alive') return 'its run is alive';
-  return `its run is on host ${s.metadata[OWNER_LABEL.host] ?? '?'} (expires ${s.endAt.toISOString()}; --all-hosts kills it)`;
+  return `its run is on host ${s.metadata[OWNER_LABEL.host] ?? '?'} (expires ${s.endAt?.toISOString() ?? '?'}; --all-hosts kills it)`;
 }
 
 export async function gcSandboxes(o: E2BGcOptions): Promise<GcReport> {

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import path from 'node:path';
-import { NotFoundError, type Sandbox as SdkSandbox } from 'e2b';
 import { RedgreenError } from '../../errors.js';
-import { sandboxFailure } from './errors.js';
+import { isGone, sandboxFailure } from './errors.js';
 import { remoteExec } from './exec.js';
 import { HelperCalls } from './calls.js';
 import type { Step } from './prelude.js';
@@ -15,6 +13,7 @@ import { packTree } from './pack.js';
 import { packFiles } from '../core/tar.js';
 import { walkTree } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
+import type { Envd } from './wire/envd.js';
 
 /** Archives up to this size go inline, base64 in the command (well under Linux's 128 KiB per argument). */
 export const INLINE_ARCHIVE_BYTES = 64 * 1024;
@@ -27,7 +26,9 @@ export interface E2BSandboxContext {
   /** The allowlisted environment every command gets (see e2b-env.ts). */
   env: Record<string, string>;
   /** Kills the sandbox through the API, retrying; never throws. */
-  kill(sdk: SdkSandbox): Promise<void>;
+  kill(sandboxId: string): Promise<void>;
+  /** Renews the sandbox's E2B timeout to `lifetimeMs` from now. */
+  renew(sandboxId: string): Promise<void>;
   onDestroyed(sb: E2BSandbox): void;
   /** The sandbox's home is not where its root was assumed to be (see creator.ts): stop assuming it. */
   onRootMismatch(): void;
@@ -53,15 +54,15 @@ export class E2BSandbox implements Sandbox {
 
   /** `installed`: the helper is in place (the creator installed it); else the first call installs it. */
   constructor(
-    readonly sdk: SdkSandbox,
+    readonly envd: Envd,
     private readonly root: string,
     private readonly ctx: E2BSandboxContext,
     installed: boolean,
   ) {
-    this.id = sdk.sandboxId;
+    this.id = envd.sandboxId;
     this.calls = new HelperCalls(
       {
-        sdk,
+        envd,
         root,
         user: ctx.user,
         requestTimeoutMs: ctx.requestTimeoutMs,
@@ -81,9 +82,9 @@ export class E2BSandbox implements Sandbox {
 
   private async renew(): Promise<void> {
     try {
-      await this.sdk.setTimeout(this.ctx.lifetimeMs, { requestTimeoutMs: this.ctx.requestTimeoutMs });
+      await this.ctx.renew(this.id);
     } catch (e) {
-      if (e instanceof NotFoundError) this.lost ??= e;
+      if (isGone(e)) this.lost ??= e;
     }
   }
 
@@ -102,12 +103,11 @@ export class E2BSandbox implements Sandbox {
   }
 
   /** Streams a body to a new file beside the folders; returns its path. Named from home: the root may not be checked yet. */
-  private async upload(body: Blob | ReadableStream, suffix = ''): Promise<string> {
+  private async upload(body: Buffer | Readable, suffix = ''): Promise<string> {
     const name = `.upload-${randomUUID()}${suffix}`;
     try {
-      await this.sdk.files.write(`${ROOT_IN_HOME}/${name}`, body, {
+      await this.envd.writeFile(`${ROOT_IN_HOME}/${name}`, body, {
         ...(this.ctx.user ? { user: this.ctx.user } : {}),
-        useOctetStream: true,
         requestTimeoutMs: this.ctx.requestTimeoutMs,
       });
     } catch (e) {
@@ -129,7 +129,7 @@ export class E2BSandbox implements Sandbox {
     }
     const call = await this.calls.prepare(['run', cwd, ...argv], own);
     const deps = {
-      sdk: this.sdk,
+      envd: this.envd,
       user: this.ctx.user,
       requestTimeoutMs: this.ctx.requestTimeoutMs,
       killMarked: (marker: string) =>
@@ -139,7 +139,7 @@ export class E2BSandbox implements Sandbox {
         ),
       abandon: async (reason: string) => {
         this.lost ??= new Error(reason);
-        await this.ctx.kill(this.sdk);
+        await this.ctx.kill(this.id);
       },
       track: (c: AbortController, done: Promise<unknown>) => {
         this.streams.set(c, done);
@@ -166,7 +166,7 @@ export class E2BSandbox implements Sandbox {
   private async put(archive: Buffer): Promise<void> {
     const what = 'unpacking an upload';
     if (archive.length <= INLINE_ARCHIVE_BYTES) return this.calls.step({ args: ['put64', archive.toString('base64')], what });
-    await this.calls.step({ args: ['put', await this.upload(new Blob([archive]), '.tar')], what });
+    await this.calls.step({ args: ['put', await this.upload(archive, '.tar')], what });
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
@@ -207,12 +207,11 @@ export class E2BSandbox implements Sandbox {
       throw Object.assign(new Error(`ENOENT: no such file in sandbox ${this.id}: ${p}`), { code: 'ENOENT' });
     this.calls.expectOk(r, `reading ${p}`);
     try {
-      const stream = await this.sdk.files.read(`${this.root}/${rel}`, {
-        format: 'stream',
+      const stream = await this.envd.readFile(`${this.root}/${rel}`, {
         ...(this.ctx.user ? { user: this.ctx.user } : {}),
         requestTimeoutMs: this.ctx.requestTimeoutMs,
       });
-      await pipeline(Readable.fromWeb(stream as WebReadableStream<Uint8Array>), createWriteStream(hostFile));
+      await pipeline(stream, createWriteStream(hostFile));
     } catch (e) {
       throw sandboxFailure(`downloading ${p} from sandbox ${this.id}`, e);
     }
@@ -222,7 +221,7 @@ export class E2BSandbox implements Sandbox {
   async uploadFile(hostFile: string, p: string, options: { start?: number; mode?: number } = {}): Promise<void> {
     this.assertUsable();
     const rel = this.rel(p);
-    const body = Readable.toWeb(createReadStream(hostFile, { start: options.start ?? 0 })) as unknown as ReadableStream;
+    const body = createReadStream(hostFile, { start: options.start ?? 0 });
     await this.calls.step({ args: ['place', await this.upload(body), rel, (options.mode ?? 0o644).toString(8)], what: `writing ${p}` });
   }
 
@@ -231,7 +230,7 @@ export class E2BSandbox implements Sandbox {
     this.destroyed = true;
     clearInterval(this.keepAlive);
     // The kill ends every remote process; then the local ends of their streams are torn down.
-    await this.ctx.kill(this.sdk);
+    await this.ctx.kill(this.id);
     for (const c of this.streams.keys()) c.abort();
     await Promise.allSettled([...this.streams.values()]);
     this.ctx.onDestroyed(this);
