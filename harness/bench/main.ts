@@ -15,6 +15,7 @@ import { benchE2B } from './e2b.js';
 import { benchReports } from './reports.js';
 import { benchInterrupt } from './interrupt.js';
 import { benchStartup } from './startup.js';
+import { machineLine } from './machine.js';
 import { benchBigTrees } from './big-tree.js';
 import { benchTrivial } from './trivial.js';
 import { benchModels } from './models.js';
@@ -158,6 +159,7 @@ async function main(): Promise<void> {
   console.log(
     `redgreen bench — node ${process.version}, ${os.cpus().length} cpus, ${fixtures.length} fixtures, load ${load()} (1, 5, 15 min)`,
   );
+  console.log(machineLine());
   const local = new LocalBackend({ cacheDir: paths.cacheDir });
   const small = fixtures.find((f) => f.id === 'bug02_off_by_one') ?? fixtures[0]!;
   benchStartup(small.id);

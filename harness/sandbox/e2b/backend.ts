@@ -62,8 +62,9 @@ export function e2bConnection(
 
 /**
  * Sandboxes on E2B — the cloud, a self-hosted E2B, or an E2B-compatible service such as
- * CubeSandbox — through the wire protocols the official `e2b` SDK speaks (wire/). A run calls `open(runId)` first (orphans of dead
- * runs are killed, the key is checked, the pool warms up) and `close()` last, also after Ctrl-C:
+ * CubeSandbox — over the wire protocols the official `e2b` SDK speaks (wire/). A run calls
+ * `open(runId)` first (orphans of dead runs are killed, the key is checked, the pool warms up) and
+ * `close()` last, also after Ctrl-C:
  * every sandbox this instance made is killed, including one the service finished creating after
  * we stopped waiting for it, as long as it exists by then (later ones: `gc`, or their timeout).
  */

@@ -67,11 +67,11 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
 }
 
 /**
- * Runs one command line through envd (wire/envd.ts) with output kept like the local backend's: capped, counted and
- * hashed per stream. Aborting the request would not stop the remote process, so a timeout or an
- * abort kills it by its marker inside the sandbox and waits for the stream to end; when that cannot
- * be confirmed, the sandbox is destroyed. A stream lost for any other reason is an infrastructure
- * failure (SANDBOX_FAILED): the output is incomplete and must not be scored.
+ * Runs one command line through envd (wire/envd.ts) with output kept like the local backend's:
+ * capped, counted and hashed per stream. Aborting the request would not stop the remote process,
+ * so a timeout or an abort kills it by its marker inside the sandbox and waits for the stream to
+ * end; when that cannot be confirmed, the sandbox is destroyed. A stream lost for any other reason
+ * is an infrastructure failure (SANDBOX_FAILED): the output is incomplete and must not be scored.
  */
 export async function remoteExec(
   deps: RemoteExecDeps,
