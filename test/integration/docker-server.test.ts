@@ -82,6 +82,48 @@ describe.skipIf(unavailable)('docker command servers: Python and sh alike', () =
     expect(ids.stdout.replace(/[ \t]+/g, ' ')).toBe('Uid: 0 0 0 0\nGid: 0 0 0 0\nGroups: \n');
   });
 
+  test('processes a command leaves at the pids limit, where the server cannot fork, are killed in place: same server, root again', async () => {
+    const sb = sandboxes.python!;
+    // The server's pid, start time and ids: a replaced container (what "dirty" leads to) has another server.
+    const server = async () =>
+      (
+        await sb.exec([
+          'sh',
+          '-c',
+          `for p in /proc/[0-9]*; do if tr "\\0" " " <"$p/cmdline" | grep -q "^python3 -I -S"; then cut -d" " -f1,22 "$p/stat"; grep -E "^Uid:" "$p/status"; fi; done`,
+        ])
+      ).stdout.replace(/[ \t]+/g, ' ');
+    const before = await server();
+    expect(before).toMatch(/^\d+ \d+\nUid: 0 0 0 0\n$/);
+    // A holder forks sleeping children until the limit refuses one, says so, and goes on retrying:
+    // every pid that frees (the command's own, at its end) is taken back at once, as a fork bomb does.
+    const fill = [
+      'import os',
+      'r, w = os.pipe()',
+      'if os.fork() == 0:',
+      '    os.setsid()',
+      '    said = False',
+      '    while True:',
+      '        try:',
+      '            pid = os.fork()',
+      '        except OSError:',
+      '            if not said:',
+      "                os.write(w, b'f')",
+      '                said = True',
+      '            continue',
+      '        if pid == 0:',
+      "            os.execv('/bin/sleep', ['sleep', '3600'])",
+      'os.read(r, 1)',
+      "print('full')",
+      '',
+    ].join('\n');
+    await sb.writeFiles([{ path: 'fill.py', content: fill }]);
+    const r = await sb.exec(['python3', 'fill.py'], { timeoutMs: 120_000 });
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'full\n', timedOut: false });
+    expect((await sb.exec(['sh', '-c', `${PROCESS_LINES} | grep -c '^sleep 3600' || true`])).stdout).toBe('0\n');
+    expect(await server()).toBe(before);
+  });
+
   test('a program that cannot start fails as under env: missing 127, not executable 126, no #! run by sh', async () => {
     const prepare = 'printf "echo from sh\\nexit 3\\n" > plain && chmod +x plain && printf "x" > noexec';
     expect((await both(['sh', '-c', prepare])).python.exitCode).toBe(0);
