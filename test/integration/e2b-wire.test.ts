@@ -175,6 +175,28 @@ describe('the wire client on a broken envd stream', () => {
     await expect(empty.start('true', opts)).rejects.toThrow(/the stream ended before the process started/);
   });
 
+  test('headers, then nothing within the request time: the start fails as a timeout, named as one', async () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/connect+json' });
+      res.flushHeaders();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    } as Recorder);
+    const c = resolveConnection({ apiKey: 'k', sandboxUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })!;
+    const envd = new Envd(c, { sandboxId: 'sb1', envdVersion: '0.5.7' });
+    await expect(envd.start('true', { timeoutMs: 0, requestTimeoutMs: 300 })).rejects.toMatchObject({
+      name: 'TimeoutError',
+      message: expect.stringMatching(/no answer to POST \/process\.Process\/Start within 300 ms/),
+    });
+  });
+
   test('a message that is not JSON, and a proxy error page, say what came', async () => {
     const garbage = await envdAnswering(200, Buffer.concat([Buffer.from([0, 0, 0, 0, 3]), Buffer.from('{x}')]));
     await expect(garbage.start('true', opts)).rejects.toThrow(/envd sent a message that is not JSON/);

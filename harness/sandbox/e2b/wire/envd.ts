@@ -159,12 +159,14 @@ export class Envd {
         }
       };
       res.on('data', (chunk: Buffer) => {
+        let messages;
         try {
-          for (const { flags, message } of reader.feed(chunk)) onMessage(flags, message);
+          messages = [...reader.feed(chunk)];
         } catch (e) {
           res.destroy();
-          fail(new StreamBroken(`${what}: envd sent a message that is not JSON (${(e as Error).message})`));
+          return fail(new StreamBroken(`${what}: envd sent a message that is not JSON (${(e as Error).message})`));
         }
+        for (const { flags, message } of messages) onMessage(flags, message);
       });
       res.on('error', (e) => fail(e));
       let done = false;

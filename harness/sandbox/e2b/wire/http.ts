@@ -54,11 +54,13 @@ export function open(r: WireRequest): Promise<OpenResponse> {
     const headers = Buffer.isBuffer(body) ? { ...r.headers, 'content-length': String(body.length) } : r.headers;
     const req = client.request(u, { method: r.method, headers, agent, signal: r.signal });
     let timer: NodeJS.Timeout | undefined;
+    let response: IncomingMessage | undefined;
     const settled = () => clearTimeout(timer);
     if (r.timeoutMs > 0) {
       timer = setTimeout(() => {
         const e = new E2BRequestTimeout(`e2b: no answer to ${r.method} ${u.pathname} within ${r.timeoutMs} ms`);
-        req.destroy(e);
+        // Once the headers are in, the body's reader hears of it as this error.
+        (response ?? req).destroy(e);
         reject(e);
       }, r.timeoutMs);
     }
@@ -67,7 +69,10 @@ export function open(r: WireRequest): Promise<OpenResponse> {
       settled();
       reject(e);
     });
-    req.once('response', (res) => resolve({ res, settled }));
+    req.once('response', (res) => {
+      response = res;
+      resolve({ res, settled });
+    });
     if (body === undefined || Buffer.isBuffer(body)) req.end(body);
     else pipeline(body, req).catch((e: unknown) => req.destroy(e as Error));
   });
