@@ -2,9 +2,10 @@ import { RedgreenError } from '../../errors.js';
 import type { CircuitBreaker } from './breaker.js';
 import { isAuthFailure, isBackpressure, isTransient, sandboxFailure } from './errors.js';
 import type { CreationLimiter } from './limiter.js';
-import { backoffMs, DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
+import { backoffMs, withRetry, type RetryPolicy } from './retry.js';
+import { killById } from './gc.js';
 import { HELPER_PATH, helperScript, rootCommand } from './script.js';
-import { createSandbox as apiCreate, killSandbox } from './wire/api.js';
+import { createSandbox as apiCreate } from './wire/api.js';
 import type { E2BConnection } from './wire/connection.js';
 import { Envd } from './wire/envd.js';
 
@@ -50,9 +51,9 @@ export interface CreatorDeps {
 
 const INIT_TIMEOUT_MS = 60_000;
 
-/** Kills a sandbox that will not be used, retrying; false when that failed too (its timeout remains). */
+/** Kills a sandbox that will not be used, retrying (gc.ts killById); false when that failed too (its timeout remains). */
 export async function killQuietly(c: E2BConnection, sandboxId: string): Promise<boolean> {
-  return withRetry(() => killSandbox(c, sandboxId), DEFAULT_RETRY, { isTransient }).then(
+  return killById(c, sandboxId).then(
     () => true,
     () => false,
   );

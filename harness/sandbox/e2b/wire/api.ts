@@ -38,7 +38,7 @@ export interface ListedSandbox {
   endAt: Date | null;
 }
 
-function request(c: E2BConnection, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal) {
+function request(c: E2BConnection, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) {
   return {
     method,
     url: `${c.apiUrl}${path}`,
@@ -49,7 +49,6 @@ function request(c: E2BConnection, method: 'GET' | 'POST' | 'DELETE', path: stri
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     timeoutMs: c.requestTimeoutMs,
-    ...(signal ? { signal } : {}),
   };
 }
 
