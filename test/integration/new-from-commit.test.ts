@@ -70,8 +70,9 @@ async function fromCommit(r: RunnerRepo) {
   expect(report.fixtures.map((f) => [f.fixtureId, f.verdict])).toEqual([[id, 'valid']]);
 }
 
+// Each installs its runner from npm, then selfchecks twice: a minute each on a busy 2-core machine.
 describe('new --from-commit: JavaScript runners', () => {
-  for (const r of JS_REPOS) test(r.runner, () => fromCommit(r));
+  for (const r of JS_REPOS) test(r.runner, { timeout: 300_000 }, () => fromCommit(r));
 });
 
 describe('new --from-commit: Python runners', () => {

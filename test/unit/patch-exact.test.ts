@@ -55,7 +55,8 @@ beforeAll(async () => {
 afterAll(() => rm(repo, { recursive: true, force: true }));
 
 describe('the exact in-memory apply agrees with git apply', () => {
-  it('on random files, edits and context sizes, including bases that moved since the diff', async () => {
+  // 60 rounds of some ten git processes each: 6 s alone, past the unit budget of 15 s beside busy loops.
+  it('on random files, edits and context sizes, including bases that moved since the diff', { timeout: 120_000 }, async () => {
     const r = rng(20261124);
     let accepted = 0;
     let declined = 0;
