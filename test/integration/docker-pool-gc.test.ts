@@ -10,6 +10,7 @@ import { collectGarbage } from '../../harness/sandbox/docker/gc.js';
 import { DEFAULT_IMAGE } from '../../harness/sandbox/docker/image.js';
 import { currentOwner, IMAGE_ROLES, LABEL, ownerLabels } from '../../harness/sandbox/docker/labels.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
+import { LAYER_LABEL, listLayers, SCOPE_LABEL } from '../../harness/sandbox/docker/layers.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { backendCases } from '../helpers/backends.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
@@ -233,6 +234,34 @@ describe.each(engines)('$name: nothing is left', ({ name, make }) => {
       await backend.close();
     }
     expect(await mine()).toEqual([]);
+  });
+
+  test("a run's close and a cache's layer listing take what carries all their labels, not what carries one (Podman 4 joins a volume listing's label filters with OR)", async () => {
+    const client = name === 'podman' ? podmanClient() : dockerClient();
+    const tag = randomBytes(4).toString('hex');
+    // Another live run's volume, made and not yet mounted (a sandbox between its volumes and its container).
+    const other = `redgreen-sb-other-${tag}-home`;
+    const scope = `test-${tag}`;
+    const otherLayer = `redgreen-layer-other-${tag}`;
+    await client.createVolume({
+      Name: other,
+      Labels: { ...ownerLabels(currentOwner()), [LABEL.run]: 'other', [LABEL.session]: `other-${tag}` },
+    });
+    await client.createVolume({ Name: otherLayer, Labels: { [LAYER_LABEL]: `other-${tag}`, [SCOPE_LABEL]: `another-${tag}` } });
+    const backend = (await make()) as DockerBackend;
+    try {
+      const sb = await backend.create({ runId: 'own-labels', fixtureId: 'x' });
+      await sb.destroy();
+      await backend.close();
+      await expect(client.getVolume(other).inspect()).resolves.toMatchObject({ Name: other });
+      expect(await listLayers(client, scope)).toEqual([]);
+    } finally {
+      for (const v of [other, otherLayer])
+        await client
+          .getVolume(v)
+          .remove()
+          .catch(() => undefined);
+    }
   });
 
   test("the host's CA bundles: the same bytes in every sandbox, read-only, not sent again at a reset, gone at close", async () => {

@@ -3,7 +3,7 @@ import { describeError } from '../../errors.js';
 import { keepReason, sweep, type GcOptions, type KeepReason } from '../core/gc.js';
 import { labelledLiveness } from '../core/owner.js';
 import { engineFailure, statusOf } from './client.js';
-import { IMAGE_ROLES, LABEL } from './labels.js';
+import { hasLabels, IMAGE_ROLES, LABEL, labelledVolumes } from './labels.js';
 import { orphanLayers } from './layers.js';
 
 /** The shared options, and what only an engine's sweep of one backend session needs. */
@@ -64,7 +64,7 @@ export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): P
   }
   // A container that carries only what it inherited from a redgreen image is nobody's leftover.
   const imageRoles: readonly string[] = Object.values(IMAGE_ROLES);
-  containers = containers.filter((c) => !imageRoles.includes(c.Labels?.[LABEL.role] ?? ''));
+  containers = containers.filter((c) => hasLabels(c.Labels, filters) && !imageRoles.includes(c.Labels?.[LABEL.role] ?? ''));
   await Promise.all(
     containers.map((c) =>
       sweepOne(itemOf('container', c.Names[0]?.replace(/^\//, '') ?? c.Id, c.Labels), c.Labels, () =>
@@ -73,7 +73,7 @@ export async function collectGarbage(docker: Docker, o: EngineGcOptions = {}): P
     ),
   );
   try {
-    volumes = (await docker.listVolumes({ filters: { label: filters } })).Volumes ?? [];
+    volumes = await labelledVolumes(docker, filters);
     images = o.match ? [] : await docker.listImages({ filters: { label: [`${LABEL.role}=image-stage`] } });
   } catch (e) {
     throw engineFailure('list volumes and images', e);

@@ -1,3 +1,4 @@
+import type Docker from 'dockerode';
 import { OWNER_LABEL } from '../core/owner.js';
 
 /**
@@ -27,3 +28,22 @@ export const IMAGE_ROLES = { runtime: 'runtime-image', layout: 'layout-image' } 
 
 // Owners are core's (shared with e2b and the host backends); still importable from here, as before.
 export { currentOwner, ownerLabels } from '../core/owner.js';
+
+/**
+ * Whether `labels` carry every filter (`key` or `key=value`), as Docker's label filter means it.
+ * Checked again on what an engine lists: Podman before 6 joins the label filters of a volume
+ * listing with OR, so a sweep of one session would otherwise remove every run's volumes.
+ */
+export function hasLabels(labels: Record<string, string> | null | undefined, filters: readonly string[]): boolean {
+  return filters.every((f) => {
+    const eq = f.indexOf('=');
+    const key = eq < 0 ? f : f.slice(0, eq);
+    return labels?.[key] !== undefined && (eq < 0 || labels[key] === f.slice(eq + 1));
+  });
+}
+
+/** The volumes carrying every label filter, whatever the engine's listing joins them with. */
+export async function labelledVolumes(docker: Docker, filters: string[]): Promise<Docker.VolumeInspectInfo[]> {
+  const volumes = (await docker.listVolumes({ filters: { label: filters } })).Volumes ?? [];
+  return volumes.filter((v) => hasLabels(v.Labels, filters));
+}

@@ -7,7 +7,7 @@ import { describeError } from '../../errors.js';
 import { statusOf } from './client.js';
 import { mount, overlayVolume, volumeNames } from './config.js';
 import type { SandboxPlan } from './container.js';
-import { LABEL } from './labels.js';
+import { LABEL, labelledVolumes } from './labels.js';
 import { runWithNetwork } from './network.js';
 import { evictLru, pruneLru, type LruEntry, type PruneHow } from '../core/lru.js';
 
@@ -23,7 +23,7 @@ import { evictLru, pruneLru, type LruEntry, type PruneHow } from '../core/lru.js
 export const LAYER_LABEL = 'redgreen.layer';
 const BYTES_LABEL = 'redgreen.layer-bytes';
 /** The setup cache a layer belongs to (WorkspaceLayers.scope): its list, prune and eviction see only its own. */
-const SCOPE_LABEL = 'redgreen.layer-scope';
+export const SCOPE_LABEL = 'redgreen.layer-scope';
 /** That cache's folder on the host that made it: once it is gone, so is any use of the layer (gc removes it). */
 const CACHE_LABEL = 'redgreen.layer-cache';
 
@@ -154,7 +154,7 @@ export interface EngineLayer extends LruEntry {
 
 /** Every layer volume of a cache (`scope`) on this engine, least recently used first, with its size. */
 export async function listLayers(docker: Docker, scope: string): Promise<EngineLayer[]> {
-  const volumes = (await docker.listVolumes({ filters: { label: [LAYER_LABEL, `${SCOPE_LABEL}=${scope}`] } })).Volumes ?? [];
+  const volumes = await labelledVolumes(docker, [LAYER_LABEL, `${SCOPE_LABEL}=${scope}`]);
   return volumes
     .map((v) => {
       const key = v.Labels?.[LAYER_LABEL] ?? '';
@@ -188,7 +188,7 @@ export async function pruneLayers(docker: Docker, scope: string, how: PruneHow):
  * (a test's or a bench's temporary cache, say). `redgreen gc` and each run's start remove them.
  */
 export async function orphanLayers(docker: Docker): Promise<{ name: string; cacheDir: string }[]> {
-  const volumes = (await docker.listVolumes({ filters: { label: [LAYER_LABEL, `${LABEL.host}=${os.hostname()}`] } })).Volumes ?? [];
+  const volumes = await labelledVolumes(docker, [LAYER_LABEL, `${LABEL.host}=${os.hostname()}`]);
   return volumes.flatMap((v) => {
     const cacheDir = v.Labels?.[CACHE_LABEL];
     return cacheDir !== undefined && !existsSync(cacheDir) ? [{ name: v.Name, cacheDir }] : [];
