@@ -236,7 +236,7 @@ describe.each(engines)('$name: nothing is left', ({ name, make }) => {
     expect(await mine()).toEqual([]);
   });
 
-  test("a run's close and a cache's layer listing take what carries all their labels, not what carries one (Podman 4 joins a volume listing's label filters with OR)", async () => {
+  test("a run's close and a cache's layer listing take what carries all their labels, not what carries one (Podman 4 and 5 join a volume listing's label filters with OR)", async () => {
     const client = name === 'podman' ? podmanClient() : dockerClient();
     const tag = randomBytes(4).toString('hex');
     // Another live run's volume, made and not yet mounted (a sandbox between its volumes and its container).
