@@ -31,8 +31,8 @@ export { currentOwner, ownerLabels } from '../core/owner.js';
 
 /**
  * Whether `labels` carry every filter (`key` or `key=value`), as Docker's label filter means it.
- * Checked again on what an engine lists: Podman (4.3 to 5.8 at least) joins the label filters of a volume
- * listing with OR, so a sweep of one session would otherwise remove every run's volumes.
+ * Checked again on what an engine lists: Podman (4.3 to 5.8 at least) joins the label filters of
+ * a volume listing with OR, so a sweep of one session would otherwise remove every run's volumes.
  */
 export function hasLabels(labels: Record<string, string> | null | undefined, filters: readonly string[]): boolean {
   return filters.every((f) => {
