@@ -3,8 +3,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The installed package's root (where the bundled fixtures live). */
-export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * The installed package's root (where the bundled fixtures live): the nearest folder above this
+ * module with redgreen's package.json. This module may be harness/config/ (the sources), dist/config/
+ * (tsc's output) or dist/chunks/ (the CLI's bundle).
+ */
+export const PACKAGE_ROOT = packageRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    try {
+      if ((JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown }).name === 'redgreen') return dir;
+    } catch {
+      // no package.json here, or not JSON: look further up
+    }
+    if (path.dirname(dir) === dir) return path.resolve(from, '..', '..');
+  }
+}
 
 export function harnessVersion(): string {
   try {
