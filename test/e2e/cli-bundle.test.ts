@@ -1,0 +1,52 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { REPO } from '../helpers/cli.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-bundle-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The modules a command loads, as Node's loader resolves them (a resolve hook that notes each). */
+function modulesLoadedBy(args: string[], cli = true): string[] {
+  const log = path.join(dir, `loaded-${args.join('-').replace(/\W+/g, '_')}.txt`);
+  const hook = path.join(dir, 'hook.mjs');
+  writeFileSync(
+    hook,
+    `import { appendFileSync } from 'node:fs';
+export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, r.url + '\\n'); return r; }`,
+  );
+  const register = path.join(dir, 'register.mjs');
+  writeFileSync(register, `import { register } from 'node:module'; register(${JSON.stringify(new URL(`file://${hook}`).href)});`);
+  execFileSync(process.execPath, ['--import', register, ...(cli ? [path.join(REPO, 'dist/cli.js')] : []), ...args], {
+    cwd: REPO,
+    stdio: 'ignore',
+  });
+  return [...new Set(readFileSync(log, 'utf8').trim().split('\n'))]
+    .filter((u) => u.startsWith('file:'))
+    .map((u) => path.relative(REPO, new URL(u).pathname));
+}
+
+test("the CLI runs from its bundle (`npm run build`): zod and redgreen's own modules are read from a few chunks, not file by file", () => {
+  const loaded = modulesLoadedBy(['validate', 'bug01_decimal_div']);
+  expect(loaded).toContain('dist/cli.js');
+  expect(loaded.filter((f) => f.startsWith('node_modules/zod/'))).toEqual([]);
+  // Of dist/, only the entries and their chunks: tsc's module tree is for the type declarations, the bench and tests.
+  expect(loaded.filter((f) => f.startsWith('dist/') && !/^dist\/(cli|cli-program)\.js$|^dist\/chunks\//.test(f))).toEqual([]);
+  expect(loaded.length).toBeLessThan(60);
+});
+
+test("the public API shares the CLI's chunks: a config file's registerRunner (through `import … from 'redgreen'`) fills the registry the CLI reads", () => {
+  const registry = readdirSync(path.join(REPO, 'dist/chunks'))
+    .map((f) => `dist/chunks/${f}`)
+    .filter((f) => /function registerRunner\(/.test(readFileSync(path.join(REPO, f), 'utf8')));
+  expect(registry).toHaveLength(1);
+  const api = modulesLoadedBy(
+    ['--input-type=module', '-e', `await import(${JSON.stringify(path.join(REPO, 'dist/api/index.js'))})`],
+    false,
+  );
+  expect(api).toContain(registry[0]);
+  expect(modulesLoadedBy(['validate', 'bug01_decimal_div'])).toContain(registry[0]);
+  expect(modulesLoadedBy(['--version']).filter((f) => !f.startsWith('dist/chunks/'))).toEqual(['dist/cli.js']);
+});
