@@ -2,26 +2,32 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, expect, test } from 'vitest';
 import { REPO } from '../helpers/cli.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-bundle-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The modules a command loads, as Node's loader resolves them (a resolve hook that notes each). */
+/** A resolve hook that notes every module Node's loader resolves, in the file its process names. */
+const register = path.join(dir, 'register.mjs');
+writeFileSync(
+  path.join(dir, 'hook.mjs'),
+  `import { appendFileSync } from 'node:fs';
+export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(process.env.RG_LOADED_LOG, r.url + '\\n'); return r; }`,
+);
+writeFileSync(
+  register,
+  `import { register } from 'node:module'; register(${JSON.stringify(pathToFileURL(path.join(dir, 'hook.mjs')).href)});`,
+);
+
+/** The modules a command loads (`cli`: a redgreen command; else node's own arguments). */
 function modulesLoadedBy(args: string[], cli = true): string[] {
   const log = path.join(dir, `loaded-${args.join('-').replace(/\W+/g, '_')}.txt`);
-  const hook = path.join(dir, 'hook.mjs');
-  writeFileSync(
-    hook,
-    `import { appendFileSync } from 'node:fs';
-export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, r.url + '\\n'); return r; }`,
-  );
-  const register = path.join(dir, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module'; register(${JSON.stringify(new URL(`file://${hook}`).href)});`);
   execFileSync(process.execPath, ['--import', register, ...(cli ? [path.join(REPO, 'dist/cli.js')] : []), ...args], {
     cwd: REPO,
     stdio: 'ignore',
+    env: { ...process.env, RG_LOADED_LOG: log },
   });
   return [...new Set(readFileSync(log, 'utf8').trim().split('\n'))]
     .filter((u) => u.startsWith('file:'))
