@@ -64,19 +64,23 @@ export async function measure(commandLine: string, cwd: string, env: Record<stri
  * process tree's CPU, and its own CPU and peak RSS (written by measured-cli.js at its exit).
  * `program` measures another build's dist/cli-program.js (an A/B comparison).
  */
-export async function harnessRun(
-  cwd: string,
+export function harnessRun(cwd: string, args: string[], env: Record<string, string> = {}, program?: string): Promise<HarnessMeasured> {
+  return measureScript(MEASURED_CLI, args, cwd, { CI: 'true', ...(program ? { REDGREEN_BENCH_PROGRAM: program } : {}), ...env });
+}
+
+/**
+ * A Node.js script that writes its own resource use to the file named by its first argument when
+ * it exits (`{ userMs, systemMs, maxRssKb }`), measured like any command and by that file.
+ */
+export async function measureScript(
+  script: string,
   args: string[],
+  cwd: string,
   env: Record<string, string> = {},
-  program?: string,
 ): Promise<HarnessMeasured> {
   const usage = path.join(os.tmpdir(), `rg-bench-usage-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
   try {
-    const m = await measure([process.execPath, MEASURED_CLI, usage, ...args].map(quote).join(' '), cwd, {
-      CI: 'true',
-      ...(program ? { REDGREEN_BENCH_PROGRAM: program } : {}),
-      ...env,
-    });
+    const m = await measure([process.execPath, script, usage, ...args].map(quote).join(' '), cwd, env);
     const u = JSON.parse(await readFile(usage, 'utf8')) as { userMs: number; systemMs: number; maxRssKb: number };
     return { ...m, selfCpuMs: u.userMs + u.systemMs, maxRssMb: u.maxRssKb / 1024 };
   } finally {
