@@ -15,6 +15,8 @@ export interface Measured {
    * the tree does not own, such as a container engine and its containers, and any other load.
    */
   machineCpuMs: number | null;
+  /** The command line's exit status. */
+  exitCode: number;
 }
 
 /** The machine's busy CPU so far, all cores (user, nice, system, irq, softirq, steal), in ms. */
@@ -40,7 +42,7 @@ export async function measure(commandLine: string, cwd: string, env: Record<stri
   const busy0 = await machineBusyMs();
   const m = await new Promise<Omit<Measured, 'machineCpuMs'>>((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn('bash', ['-c', `${commandLine} >/dev/null 2>&1; times`], {
+    const child = spawn('bash', ['-c', `${commandLine} >/dev/null 2>&1; s=$?; times; exit $s`], {
       cwd,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -48,11 +50,11 @@ export async function measure(commandLine: string, cwd: string, env: Record<stri
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
-    child.on('close', () => {
+    child.on('close', (code) => {
       // `times` prints the shell's own times, then its children's: "0m1.234s 0m0.567s".
       const last = out.trim().split('\n').at(-1) ?? '';
       const secs = [...last.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-      resolve({ wallMs: performance.now() - t0, treeCpuMs: secs.reduce((a, s) => a + s, 0) * 1000 });
+      resolve({ wallMs: performance.now() - t0, treeCpuMs: secs.reduce((a, s) => a + s, 0) * 1000, exitCode: code ?? -1 });
     });
   });
   const busy1 = await machineBusyMs();
@@ -80,8 +82,15 @@ export async function measureScript(
 ): Promise<HarnessMeasured> {
   const usage = path.join(os.tmpdir(), `rg-bench-usage-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
   try {
-    const m = await measure([process.execPath, script, usage, ...args].map(quote).join(' '), cwd, env);
-    const u = JSON.parse(await readFile(usage, 'utf8')) as { userMs: number; systemMs: number; maxRssKb: number };
+    const line = [process.execPath, script, usage, ...args].map(quote).join(' ');
+    const m = await measure(line, cwd, env);
+    // A CLI run that fails still measures itself (at its exit); a script that died before that did not.
+    const text = await readFile(usage, 'utf8').catch(() => {
+      throw new Error(
+        `${path.basename(script)} exited with ${m.exitCode} before measuring itself; run it by hand to see why: cd ${quote(cwd)} && ${line}`,
+      );
+    });
+    const u = JSON.parse(text) as { userMs: number; systemMs: number; maxRssKb: number };
     return { ...m, selfCpuMs: u.userMs + u.systemMs, maxRssMb: u.maxRssKb / 1024 };
   } finally {
     await rm(usage, { force: true });
