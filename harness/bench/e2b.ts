@@ -13,6 +13,7 @@ import { diffTrees } from '../fixtures/scaffold.js';
 import { runFixtures } from '../pipeline/scheduler.js';
 import { E2BBackend, type E2BBackendOptions } from '../sandbox/e2b/backend.js';
 import { listLabelled, runLabels } from '../sandbox/e2b/gc.js';
+import { machineBusyMs } from './measured.js';
 import { median, ms, p95 } from './stats.js';
 
 const MICRO = Number(process.env.BENCH_E2B_MICRO ?? 100);
@@ -63,10 +64,12 @@ function cpuMs(since?: NodeJS.CpuUsage): number {
 }
 
 /** CPU of another process so far (/proc/<pid>/stat utime + stime, in clock ticks of 10 ms). */
-async function processCpuMs(pid: number): Promise<number> {
+async function processCpuMs(pid: number, children = false): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11] ?? 0) + Number(f[12] ?? 0)) * 10;
+  // utime, stime; then cutime, cstime: the children it has waited for (the double's commands).
+  const ticks = children ? Number(f[13] ?? 0) + Number(f[14] ?? 0) : Number(f[11] ?? 0) + Number(f[12] ?? 0);
+  return ticks * 10;
 }
 
 /** HTTP requests this process starts (node:http's, the backend's, and undici's, the SDK's), counted while `fn` runs. */
@@ -175,7 +178,7 @@ async function syntheticProject(n: number): Promise<{ fixturesDir: string; oracl
 }
 
 /** FIXTURES fixtures through the whole pipeline at CONCURRENCY: memory, creation rate, slot waits, leaks. */
-async function scale(options: E2BBackendOptions): Promise<void> {
+async function scale(options: E2BBackendOptions, doublePid: number): Promise<void> {
   const project = await syntheticProject(FIXTURES);
   const backend = new E2BBackend({ ...options, warm: 8, limits: { ratePerSec: RATE, burst: 16, maxInFlight: 16 } });
   const runId = `bench-scale-${process.pid}`;
@@ -189,6 +192,7 @@ async function scale(options: E2BBackendOptions): Promise<void> {
     // Every running command listens to the run's signal: 64 of them are expected, not a leak.
     setMaxListeners(0, signal);
     const cpu0 = process.cpuUsage();
+    const [double0, commands0, machine0] = [await processCpuMs(doublePid), await processCpuMs(doublePid, true), await machineBusyMs()];
     const { value: outcome, requests } = await countRequests(async () => {
       const r = await runFixtures({
         mode: 'selfcheck',
@@ -206,6 +210,10 @@ async function scale(options: E2BBackendOptions): Promise<void> {
     });
     const { results } = outcome;
     const wallS = (performance.now() - t0) / 1000;
+    const doubleS = ((await processCpuMs(doublePid)) - double0) / 1000;
+    const commandsS = ((await processCpuMs(doublePid, true)) - commands0) / 1000;
+    const machine1 = await machineBusyMs();
+    const machineS = machine0 === null || machine1 === null ? null : (machine1 - machine0) / 1000;
     const verdicts = results.reduce<Record<string, number>>((a, r) => ((a[r.verdict] = (a[r.verdict] ?? 0) + 1), a), {});
     const slotWait = results.map((r) => r.spans[0]?.startMs ?? 0);
     const createMs = results.map((r) => r.timings.create ?? 0);
@@ -229,6 +237,13 @@ async function scale(options: E2BBackendOptions): Promise<void> {
     console.log(
       `  harness CPU per fixture       ${ms(outcome.cpuMs / FIXTURES)}   over ${(requests / FIXTURES).toFixed(1)} requests each, its creations, commands and kills (load ${loadavg()})`,
     );
+    // What bounds the wall time here: the double and the commands it runs share this machine's cores with the harness.
+    console.log(
+      `  test double's CPU             ${doubleS.toFixed(1)} s its own + ${commandsS.toFixed(1)} s its commands'` +
+        (machineS === null
+          ? ''
+          : `   machine busy ${machineS.toFixed(1)} s of ${(wallS * os.cpus().length).toFixed(1)} s (${os.cpus().length} cpus × the wall)`),
+    );
     console.log(`  create phase                  median ${ms(median(createMs))}   p95 ${ms(p95(createMs))}`);
     console.log(`  peak RSS                      ${(peakRss / 1048576).toFixed(0)} MB   (target < 300 MB)`);
     console.log(`  leaked sandboxes              ${leaked.length} of this run, ${anyLeft.length} alive on the service   (target 0)`);
@@ -251,7 +266,7 @@ export async function benchE2B(fixture: Fixture): Promise<void> {
       limits: { ratePerSec: 1000, burst: 1000, maxInFlight: 64 },
     };
     await micro(options, fixture, double.pid);
-    await scale(options);
+    await scale(options, double.pid);
   } finally {
     await double.stop();
   }

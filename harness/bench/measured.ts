@@ -20,7 +20,7 @@ export interface Measured {
 }
 
 /** The machine's busy CPU so far, all cores (user, nice, system, irq, softirq, steal), in ms. */
-async function machineBusyMs(): Promise<number | null> {
+export async function machineBusyMs(): Promise<number | null> {
   const stat = await readFile('/proc/stat', 'utf8').catch(() => null);
   const f = stat?.split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
   if (!f || f.length < 8 || f.some((n) => !Number.isFinite(n))) return null;
