@@ -20,7 +20,7 @@ export function program(): Command {
       p
         .command('selfcheck')
         .description('prove fixtures: each must be RED with its bug and GREEN with its oracle')
-        .argument('[ids...]', "fixture ids or globs ('bug0*') (default: all)"),
+        .argument('[ids...]', "fixture ids, globs ('bug0*') or their folders (default: all)"),
     ),
   )
     .option('--write', 'record the observed failToPass/passToPass in each fixture.json')
@@ -34,7 +34,7 @@ export function program(): Command {
       p
         .command('run')
         .description('grade patches or an agent: RED baseline → patch → GREEN, SWE-bench semantics')
-        .argument('[ids...]', "fixture ids or globs ('bug0*') (default: all)"),
+        .argument('[ids...]', "fixture ids, globs ('bug0*') or their folders (default: all)"),
     ),
   )
     .option(
@@ -55,7 +55,7 @@ export function program(): Command {
     p
       .command('validate')
       .description('lint manifests and oracles without running anything')
-      .argument('[ids...]', 'fixture ids (default: all)'),
+      .argument('[ids...]', "fixture ids, globs ('bug0*') or their folders (default: all)"),
   )
     .option('--json', 'print findings as JSON')
     .action(async (ids: string[], _opts: unknown, cmd: Command) => {
@@ -71,7 +71,7 @@ export function program(): Command {
     p
       .command('list')
       .description('list fixtures: id, runner, tags and the verdict of the last run that had them')
-      .argument('[ids...]', "fixture ids or globs ('bug0*') (default: all)"),
+      .argument('[ids...]', "fixture ids, globs ('bug0*') or their folders (default: all)"),
   )
     .option('--tag <tag>', 'only fixtures with this tag (repeatable)', collect, [])
     .option('--json', 'print the list as JSON')

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { scanFixtures } from '../../harness/fixtures/load.js';
-import { matchIds, selectFixtures, shardOf } from '../../harness/fixtures/select.js';
+import { idsOfPaths, matchIds, selectFixtures, shardOf } from '../../harness/fixtures/select.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const tempDir = useTempDirs('rg-select-');
@@ -15,6 +15,34 @@ describe('fixture selection', () => {
     expect(matchIds(NAMES, ['py_inv', '{js,py}_*', 'bug1?'], 'f')).toEqual(['bug10', 'js_cart', 'py_inv']);
     expect(() => matchIds(NAMES, ['bug9*'], 'f')).toThrow(/no fixture matches "bug9\*"/);
     expect(() => matchIds(NAMES, ['bug03'], 'f')).toThrow(/unknown fixture: bug03/);
+  });
+
+  test("a fixture's folder given as a path (a shell's completion) names its fixture; one outside the fixtures folder is refused, saying how to use it", async () => {
+    const root = await tempDir();
+    const make = async (dir: string, id: string) => {
+      await mkdir(dir, { recursive: true });
+      await writeFile(
+        path.join(dir, 'fixture.json'),
+        JSON.stringify({ id, title: id, language: 'sh', runner: 'exit-code', test: { command: 'true' } }),
+      );
+    };
+    await make(path.join(root, 'fixtures', 'a'), 'a');
+    await make(path.join(root, 'fixtures', 'b'), 'b');
+    await make(path.join(root, 'elsewhere', 'c'), 'c');
+    const roots = { fixturesDir: path.join(root, 'fixtures'), oraclesDir: path.join(root, 'oracles') };
+    const picked = await selectFixtures(roots, { patterns: [`${path.join(root, 'fixtures', 'b')}/`, 'a'], tags: [] });
+    expect(picked.ids).toEqual(['a', 'b']);
+    // Relative to the current folder, as typed.
+    const relative = path.relative(process.cwd(), path.join(root, 'fixtures', 'a'));
+    expect(idsOfPaths([relative, 'bug0*', 'b'], roots.fixturesDir)).toEqual(['a', 'bug0*', 'b']);
+    const outside = path.join(root, 'elsewhere', 'c');
+    await expect(selectFixtures(roots, { patterns: [outside], tags: [] })).rejects.toMatchObject({
+      code: 'FIXTURE_NOT_FOUND',
+      message: expect.stringContaining('is a fixture folder outside the fixtures folder'),
+      hint: expect.stringContaining(`--fixtures ${path.join(root, 'elsewhere')}`),
+    });
+    // A path to nothing in the fixtures folder is an unknown id, listed with the ones there are.
+    await expect(selectFixtures(roots, { patterns: [path.join(root, 'fixtures', 'zz')], tags: [] })).rejects.toThrow(/unknown fixture: zz/);
   });
 
   test('shards split by id order, the same on every call, and together are the whole selection exactly once', () => {
