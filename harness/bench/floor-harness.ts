@@ -13,7 +13,7 @@ import path from 'node:path';
 const [usageFile, project, parallel] = process.argv.slice(2);
 if (!usageFile || !project || !parallel) throw new Error('usage: floor-harness.js <usage-file> <project> <parallel>');
 
-/** Runs each line it reads in the folder that starts it, answers with the exit code. */
+/** Evaluates each line it reads (`cd <folder> && <command>`) in a subshell, and answers with its exit code. */
 const SERVER = `while IFS= read -r line; do (eval "$line") </dev/null >/dev/null 2>&1; echo $?; done`;
 
 function shellServer(): { run: (line: string) => Promise<number>; end: () => void } {
@@ -42,7 +42,8 @@ const wrong: string[] = [];
 
 async function worker(n: number): Promise<void> {
   const server = shellServer();
-  const dir = mkdirSync(path.join(work, `w${n}`), { recursive: true })!;
+  const dir = path.join(work, `w${n}`);
+  mkdirSync(dir);
   const transcript = `${dir}.jsonl`;
   try {
     for (let id = ids[next++]; id !== undefined; id = ids[next++]) {
