@@ -63,13 +63,15 @@ function cpuMs(since?: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1000;
 }
 
-/** CPU of another process so far (/proc/<pid>/stat utime + stime, in clock ticks of 10 ms). */
-async function processCpuMs(pid: number, children = false): Promise<number> {
+/**
+ * CPU of another process so far, in ms: its own (/proc/<pid>/stat utime + stime) and its waited-for
+ * children's (cutime + cstime: the double's commands), from clock ticks of 10 ms.
+ */
+async function processCpuMs(pid: number): Promise<{ own: number; children: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime, stime; then cutime, cstime: the children it has waited for (the double's commands).
-  const ticks = children ? Number(f[13] ?? 0) + Number(f[14] ?? 0) : Number(f[11] ?? 0) + Number(f[12] ?? 0);
-  return ticks * 10;
+  const ticks = (a: number, b: number) => (Number(f[a] ?? 0) + Number(f[b] ?? 0)) * 10;
+  return { own: ticks(11, 12), children: ticks(13, 14) };
 }
 
 /** HTTP requests this process starts (node:http's, the backend's, and undici's, the SDK's), counted while `fn` runs. */
@@ -130,7 +132,7 @@ async function micro(options: E2BBackendOptions, fixture: Fixture, doublePid: nu
   };
   const load = loadavg();
   for (let b = 0; b < 5; b++) {
-    const server0 = await processCpuMs(doublePid);
+    const server0 = (await processCpuMs(doublePid)).own;
     ours.push(
       await cpuOf(async () => {
         const t0 = performance.now();
@@ -138,7 +140,7 @@ async function micro(options: E2BBackendOptions, fixture: Fixture, doublePid: nu
         wall.push(performance.now() - t0);
       }, 'ours'),
     );
-    server.push(((await processCpuMs(doublePid)) - server0) / perBatch);
+    server.push(((await processCpuMs(doublePid)).own - server0) / perBatch);
     floor.push(await cpuOf(bare, 'floor'));
   }
   await backend.close();
@@ -192,7 +194,7 @@ async function scale(options: E2BBackendOptions, doublePid: number): Promise<voi
     // Every running command listens to the run's signal: 64 of them are expected, not a leak.
     setMaxListeners(0, signal);
     const cpu0 = process.cpuUsage();
-    const [double0, commands0, machine0] = [await processCpuMs(doublePid), await processCpuMs(doublePid, true), await machineBusyMs()];
+    const [double0, machine0] = [await processCpuMs(doublePid), await machineBusyMs()];
     const { value: outcome, requests } = await countRequests(async () => {
       const r = await runFixtures({
         mode: 'selfcheck',
@@ -210,8 +212,9 @@ async function scale(options: E2BBackendOptions, doublePid: number): Promise<voi
     });
     const { results } = outcome;
     const wallS = (performance.now() - t0) / 1000;
-    const doubleS = ((await processCpuMs(doublePid)) - double0) / 1000;
-    const commandsS = ((await processCpuMs(doublePid, true)) - commands0) / 1000;
+    const double1 = await processCpuMs(doublePid);
+    const doubleS = (double1.own - double0.own) / 1000;
+    const commandsS = (double1.children - double0.children) / 1000;
     const machine1 = await machineBusyMs();
     const machineS = machine0 === null || machine1 === null ? null : (machine1 - machine0) / 1000;
     const verdicts = results.reduce<Record<string, number>>((a, r) => ((a[r.verdict] = (a[r.verdict] ?? 0) + 1), a), {});

@@ -6,9 +6,10 @@
 // harness, only the floor under one. Run by trivial.ts as
 // `node floor-harness.js <usage-file> <project> <parallel>`; writes its own CPU to <usage-file>.
 import { spawn } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { writeOwnUsage } from './own-usage.js';
 
 const [usageFile, project, parallel] = process.argv.slice(2);
 if (!usageFile || !project || !parallel) throw new Error('usage: floor-harness.js <usage-file> <project> <parallel>');
@@ -69,8 +70,4 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 if (wrong.length) throw new Error(`not RED → applied → GREEN: ${wrong.slice(0, 5).join(', ')} (${wrong.length} fixtures)`);
-const cpu = process.cpuUsage();
-writeFileSync(
-  usageFile,
-  JSON.stringify({ userMs: cpu.user / 1000, systemMs: cpu.system / 1000, maxRssKb: process.resourceUsage().maxRSS }),
-);
+writeOwnUsage(usageFile);

@@ -3,6 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { OwnUsage } from './own-usage.js';
 
 const MEASURED_CLI = fileURLToPath(new URL('./measured-cli.js', import.meta.url));
 
@@ -71,8 +72,8 @@ export function harnessRun(cwd: string, args: string[], env: Record<string, stri
 }
 
 /**
- * A Node.js script that writes its own resource use to the file named by its first argument when
- * it exits (`{ userMs, systemMs, maxRssKb }`), measured like any command and by that file.
+ * A Node.js script that writes its own resource use (writeOwnUsage) to the file named by its first
+ * argument, measured like any command and by that file.
  */
 export async function measureScript(
   script: string,
@@ -90,7 +91,7 @@ export async function measureScript(
         `${path.basename(script)} exited with ${m.exitCode} before measuring itself; run it by hand to see why: cd ${quote(cwd)} && ${line}`,
       );
     });
-    const u = JSON.parse(text) as { userMs: number; systemMs: number; maxRssKb: number };
+    const u = JSON.parse(text) as OwnUsage;
     return { ...m, selfCpuMs: u.userMs + u.systemMs, maxRssMb: u.maxRssKb / 1024 };
   } finally {
     await rm(usage, { force: true });
