@@ -1,4 +1,5 @@
 import { Argument, Command, CommanderError, Option } from 'commander';
+import { setFlagsFromString } from 'node:v8';
 import { backendOptions, collect, optionsOf, pathOptions, runOptions } from './cli-options.js';
 import { GC_BACKENDS, IMAGE_BACKENDS } from './sandbox/backends.js';
 import { harnessVersion } from './config/paths.js';
@@ -329,7 +330,17 @@ export function program(): Command {
   return p;
 }
 
+/**
+ * V8 optimises a function once it has run about 66 KB of bytecode. The harness runs thousands of
+ * small functions a few times per fixture, so it kept optimising all run long: over 1,000 trivial
+ * fixtures about 1.5 ms of CPU per fixture went to the optimising compiler, more than it saved.
+ * Sixteen times that budget still optimises what runs hot (a parser's loop over a big report),
+ * and little else (npm run bench: harness CPU per fixture).
+ */
+const INTERRUPT_BUDGET = '--interrupt-budget=1081344';
+
 export async function main(argv: string[]): Promise<void> {
+  setFlagsFromString(INTERRUPT_BUDGET);
   try {
     await program().parseAsync(argv);
   } catch (e) {

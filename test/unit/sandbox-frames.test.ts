@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { FramedStream } from '../../harness/sandbox/core/frames.js';
+import { FramedStream, newToken } from '../../harness/sandbox/core/frames.js';
 import { requestWords } from '../../harness/sandbox/core/command-server.js';
 
 /** Feeds `bytes` to the stream in random chunks. */
@@ -14,6 +14,14 @@ function feed(s: FramedStream, bytes: Buffer, seed: number): void {
     at += n;
   }
 }
+
+describe('newToken', () => {
+  test('is 16 random bytes in hex, never the same twice, across refills of its pool', () => {
+    const tokens = Array.from({ length: 1000 }, () => newToken());
+    for (const t of tokens) expect(t).toMatch(/^[0-9a-f]{32}$/);
+    expect(new Set(tokens).size).toBe(tokens.length);
+  });
+});
 
 describe('FramedStream', () => {
   test('a command’s bytes end exactly where its frame starts, wherever the chunks split them', async () => {

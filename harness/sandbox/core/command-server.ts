@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { RedgreenError } from '../../errors.js';
 import { OutputCapture, stopper } from './capture.js';
-import { FramedStream } from './frames.js';
+import { FramedStream, newToken } from './frames.js';
 import type { ExecResult, OutputStream } from './types.js';
 
 /** What a command needs, however the backend runs it (the server, an exec, or a container of its own). */
@@ -142,7 +141,7 @@ export class CommandServer {
   private async runNow(req: CommandRequest, input?: CommandInput): Promise<ServerOutcome> {
     if (this.failure) throw this.failure;
     const id = String(++this.seq);
-    const token = randomBytes(16).toString('hex');
+    const token = newToken();
     const capture = new OutputCapture(req.maxOutputBytes, req.onOutput);
     const frames = Promise.all([
       this.out.expect(token, (c) => capture.push('stdout', c)),

@@ -38,6 +38,16 @@ export const PLAIN_OUTPUT_ENV: Readonly<Record<string, string>> = {
   PYTHONIOENCODING: 'utf-8',
 };
 
+/** The host's ~/.rustup, when there is one: looked for once, not for every sandbox. */
+let rustup: string | null | undefined;
+function hostRustup(): string | null {
+  if (rustup === undefined) {
+    const dir = path.join(os.homedir(), '.rustup');
+    rustup = existsSync(dir) ? dir : null;
+  }
+  return rustup;
+}
+
 export function sandboxEnv(options: {
   host: NodeJS.ProcessEnv;
   passEnv?: readonly string[];
@@ -52,7 +62,6 @@ export function sandboxEnv(options: {
   if (!env.PATH) env.PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
   // rustup's proxies (cargo, rustc) find their toolchains under $HOME/.rustup by default; the
   // sandbox's HOME is private, so point them at the host's (read-only use).
-  const rustup = path.join(os.homedir(), '.rustup');
-  if (!env.RUSTUP_HOME && existsSync(rustup)) env.RUSTUP_HOME = rustup;
+  if (!env.RUSTUP_HOME && hostRustup()) env.RUSTUP_HOME = hostRustup()!;
   return { ...env, ...options.extra, ...options.fixed };
 }

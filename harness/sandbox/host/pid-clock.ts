@@ -22,7 +22,9 @@ const loadavg = (() => {
     const buf = Buffer.alloc(256);
     return () => {
       const n = readSync(fd, buf, 0, buf.length, 0);
-      const last = Number(buf.toString('latin1', 0, n).trim().split(/\s+/)[4]);
+      // "0.42 0.51 0.60 2/95 28513\n": the last pid handed out is the last word.
+      const line = buf.toString('latin1', 0, n).trimEnd();
+      const last = Number(line.slice(line.lastIndexOf(' ') + 1));
       return Number.isInteger(last) && last > 0 ? last : null;
     };
   } catch {
