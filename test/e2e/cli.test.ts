@@ -179,6 +179,24 @@ describe('redgreen CLI', () => {
     expect((await runCli(['frobnicate'])).code).toBe(2);
   });
 
+  test('a reader that stops early (`| head`) ends the output quietly: the command still finishes, with its own exit code', async () => {
+    const root = await tempDir();
+    await runCli(['new', 'piped'], { cwd: root });
+    for (const [args, code] of [
+      [['list'], 0],
+      [['selfcheck', '--reports', 'reports'], 0],
+    ] as const) {
+      const cli = spawnCli([...args], { cwd: root });
+      // The reading end is gone before the CLI prints anything: each of its writes fails with EPIPE.
+      cli.child.stdout.destroy();
+      const r = await cli.result;
+      expect(r.stderr).not.toMatch(/EPIPE|Unhandled/);
+      expect(r.code).toBe(code);
+    }
+    // The run was not cut short: its report is written.
+    expect(readdirSync(path.join(root, 'reports'))).toHaveLength(1);
+  });
+
   test('a fixture that fails its expectation exits 1', async () => {
     const root = await tempDir();
     await runCli(['new', 'stale'], { cwd: root });
