@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -143,15 +143,25 @@ describe.each([...cases, ...shellServerCases(cases)])('sandbox conformance: $nam
     expect(existsSync(path.join(tmp, 'none'))).toBe(false); // no partial file left behind
   });
 
-  test('uploadDir copies a tree, keeps inner symlinks and refuses ones that leave it', async () => {
+  test('uploadDir copies a tree with its files’ modes, keeps inner symlinks and refuses ones that leave it', async () => {
     await mkdir(path.join(tmp, 'src/ü'), { recursive: true });
     await writeFile(path.join(tmp, 'src/ü/a.txt'), 'A');
     await symlink('ü/a.txt', path.join(tmp, 'src/link'));
     await mkdir(path.join(tmp, 'src/node_modules'));
     await writeFile(path.join(tmp, 'src/node_modules/skip.js'), '');
+    // Small files and a big one (copied differently by host backends), each with its own mode.
+    await writeFile(path.join(tmp, 'src/run.sh'), 'echo ran\n');
+    await chmod(path.join(tmp, 'src/run.sh'), 0o755);
+    await writeFile(path.join(tmp, 'src/secret'), 's');
+    await chmod(path.join(tmp, 'src/secret'), 0o600);
+    await writeFile(path.join(tmp, 'src/big.bin'), Buffer.alloc(300_000, 7));
+    await chmod(path.join(tmp, 'src/big.bin'), 0o640);
     const stats = await sb.uploadDir(path.join(tmp, 'src'));
-    expect(stats.files).toBe(2);
-    expect((await sb.exec('cat link; ls -a')).stdout).toBe('A.\n..\nlink\nü\n');
+    expect(stats.files).toBe(5);
+    expect((await sb.exec('cat link; ls -a')).stdout).toBe('A.\n..\nbig.bin\nlink\nrun.sh\nsecret\nü\n');
+    expect((await sb.exec("./run.sh; for f in run.sh secret big.bin; do ls -l $f | cut -c1-10; done; tr -d '\\007' < big.bin | wc -c; wc -c < big.bin")).stdout).toBe(
+      'ran\n-rwxr-xr-x\n-rw-------\n-rw-r-----\n0\n300000\n',
+    );
     await symlink('/etc', path.join(tmp, 'src/escape'));
     const other = await backend.create({ runId: 'conformance', fixtureId: 'upload' });
     extra.push(other);

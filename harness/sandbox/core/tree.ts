@@ -1,6 +1,7 @@
-import { chmodSync, copyFileSync, constants as fsc, lstatSync, mkdirSync, readdirSync, readlinkSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, constants as fsc, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
+import { rewriteSync } from './rewrite.js';
 import type { UploadStats } from './types.js';
 
 /** Folders never uploaded: caches and installs that setup recreates. */
@@ -84,8 +85,16 @@ export async function walkTree(
 }
 
 /**
- * Copies listed entries from `src` to `dest` (folders first). A copy keeps the mode (the kernel's
- * copy does), so only a file with special bits needs its mode set again without them.
+ * Files up to this size are copied through memory and written in place (rewriteSync): the kernel's
+ * copy (libuv's copyFile) truncates the new file to nothing first, so ext4 writes every copy to
+ * disk at its close, and a sandbox's files would each cost a disk write though they are gone a
+ * moment later. Bigger files go to the kernel's copy, a reflink where the filesystem has them.
+ */
+const SMALL_FILE = 64 * 1024;
+
+/**
+ * Copies listed entries from `src` to `dest` (folders first), each file with its mode (without
+ * setuid, setgid or sticky bits, which a copy drops).
  */
 export async function copyTree(entries: readonly TreeEntry[], src: string, dest: string): Promise<UploadStats> {
   let bytes = 0;
@@ -96,8 +105,11 @@ export async function copyTree(entries: readonly TreeEntry[], src: string, dest:
     if (e.kind === 'dir') return;
     const to = path.join(dest, e.rel);
     if (e.kind === 'file') {
-      copyFileSync(path.join(src, e.rel), to, fsc.COPYFILE_FICLONE);
-      if (e.special) chmodSync(to, e.mode);
+      if (e.size <= SMALL_FILE) rewriteSync(to, readFileSync(path.join(src, e.rel)), e.mode);
+      else {
+        copyFileSync(path.join(src, e.rel), to, fsc.COPYFILE_FICLONE);
+        if (e.special) chmodSync(to, e.mode);
+      }
       bytes += e.size;
     } else symlinkSync(e.target, to);
     files++;

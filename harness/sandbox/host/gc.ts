@@ -4,7 +4,7 @@ import path from 'node:path';
 import { keepReason, sweep, type GcOptions } from '../core/gc.js';
 import { currentOwner, liveness, type Owner } from '../core/owner.js';
 import { unmountSizeLimit } from './disk-limit.js';
-import { rewriteSync } from './files.js';
+import { rewriteSync } from '../core/rewrite.js';
 import { SandboxCgroup } from './cgroup.js';
 import { killSandbox } from './kill.js';
 import { unmountOverlay } from './overlay.js';
