@@ -26,4 +26,15 @@ describe('local kill: what it leaves alone', () => {
       other?.kill('SIGKILL');
     }
   });
+
+  test('a process left in a session of its own with an environment bigger than a read of it is found by its marker and killed', async () => {
+    const t = uniqueSleep();
+    // 100 KB before the markers: its environment is read past its first 64 KB. Half a second for
+    // it to leave the server's group (setsid), where it would be killed as a member.
+    const r = await sb().exec(
+      `env -i BIG=$(head -c 100000 /dev/zero | tr '\\0' a) REDGREEN_SANDBOX="$REDGREEN_SANDBOX" REDGREEN_EXEC="$REDGREEN_EXEC" setsid sleep ${t} >/dev/null 2>&1 & sleep 0.5; echo left`,
+    );
+    expect(r.stdout).toBe('left\n');
+    expect(processesWith(t)).toEqual([]);
+  });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync } from 'node:fs';
 import { EXEC_MARKER_VAR, MARKER_VAR } from '../core/kill-script.js';
 import type { PidWindow } from './pid-clock.js';
 
@@ -56,11 +56,42 @@ function emptyEnviron(pid: number): 'exec' | 'reread' | 'none' {
 
 /** A process's /proc stat fields after its command name (which may hold spaces and parentheses), from field 3 (state) on; null once gone. */
 function statFields(pid: number): string[] | null {
+  const bytes = readProc(`/proc/${pid}/stat`);
+  if (!bytes) return null;
+  const stat = bytes.toString('latin1');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** What readProc reads into, grown when a file does not fit. */
+let procBuf = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * A /proc file's bytes (valid until the next call), or null once the process is gone or not ours
+ * to read. The kernel makes these files whole at the read, so a read that does not fill the buffer
+ * has reached the end: an open, a read and a close, where readFileSync also asks the size (0 for
+ * /proc) and reads once more to see the end. Kills read a few of these per command.
+ */
+function readProc(file: string): Buffer | null {
+  let fd: number;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    fd = openSync(file, 'r');
   } catch {
     return null;
+  }
+  try {
+    let n = 0;
+    for (;;) {
+      const got = readSync(fd, procBuf, n, procBuf.length - n, null);
+      n += got;
+      if (got === 0 || n < procBuf.length) return procBuf.subarray(0, n);
+      const bigger = Buffer.allocUnsafe(procBuf.length * 2);
+      procBuf.copy(bigger);
+      procBuf = bigger;
+    }
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -85,24 +116,18 @@ interface Scan {
  */
 export function findMarked(value: string, window: PidWindow | null = null, name: string = MARKER_VAR, serverGroup?: number): Scan {
   const needle = Buffer.from(`${name}=${value}\0`);
-  const read = (pid: number): Buffer | null => {
-    try {
-      return readFileSync(`/proc/${pid}/environ`);
-    } catch {
-      return null; // gone, or not ours to read
-    }
-  };
   const scan: Scan = { marked: [], unsure: [] };
   const pids = candidates(window);
   const direct = pids.length <= DIRECT_PROBES;
   for (const pid of pids) {
     // Most of a short command's pids are gone by now: asking first costs less than a thrown error.
     if (direct && !existsSync(`/proc/${pid}`)) continue;
-    let environ = read(pid);
+    // The environment is tested before any other read of /proc (readProc's bytes last until its next call).
+    let environ = readProc(`/proc/${pid}/environ`);
     if (environ?.length === 0) {
       const why = emptyEnviron(pid);
       if (why === 'exec') scan.unsure.push(pid);
-      else if (why === 'reread') environ = read(pid);
+      else if (why === 'reread') environ = readProc(`/proc/${pid}/environ`);
     }
     if (environ?.includes(needle) || (serverGroup && pid !== serverGroup && inGroup(pid, serverGroup))) scan.marked.push(pid);
   }
