@@ -131,7 +131,9 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
             version: harnessVersion(),
           }),
     );
-    const patches = new PatchSaver(path.join(paths.reportsDir, runId, 'patches'));
+    // A run's patches are an agent's or a predictions file's work, kept to be read and graded again;
+    // selfcheck's are the fixtures' own oracles, already in the project (and in the transcript).
+    const patches = input.mode === 'run' ? new PatchSaver(path.join(paths.reportsDir, runId, 'patches')) : null;
     const outcome = await runFixtures({
       mode: input.mode,
       provider: input.provider,
@@ -154,7 +156,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
         onEvent: (id, e) => {
           writer.onEvent(id, e);
           reporter.onFixtureEvent(info, id, e);
-          patches.onEvent(id, e);
+          patches?.onEvent(id, e);
         },
         onFixtureEnd: async (id, r) => {
           await writer.onFixtureEnd(id, r);

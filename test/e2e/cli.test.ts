@@ -43,6 +43,8 @@ describe('redgreen CLI', () => {
     expect(lines.filter((l) => l.type === 'command').map((l) => l.phase)).toEqual(['red', 'green']);
     expect(lines.some((l) => l.type === 'patch')).toBe(true);
     expect(lines.at(-1)!.type).toBe('result');
+    // The oracles are the project's own files: the report keeps no copies of them (a run keeps the patches it graded).
+    expect(existsSync(path.join(recorded.reportsDir, report.runId, 'patches'))).toBe(false);
   });
 
   test('every bundled fixture is valid, across runners (pytest, unittest, node:test, vitest)', () => {
