@@ -181,6 +181,12 @@ describe('redgreen CLI', () => {
     expect((await runCli(['frobnicate'])).code).toBe(2);
   });
 
+  test('a command that succeeds prints nothing on stderr (no warning of the runtime, such as a V8 flag it does not know)', async () => {
+    const r = await runCli(['list']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+
   test('a reader that stops early (`| head`) ends the output quietly: the command still finishes, with its own exit code', async () => {
     const root = await tempDir();
     await runCli(['new', 'piped'], { cwd: root });
