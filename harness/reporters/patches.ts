@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FixtureEvent, RunObserver } from '../pipeline/events.js';
 
 /**
- * Saves every graded patch next to the report (`reports/<run-id>/patches/<fixture>.patch`), so an
+ * Saves every patch a run graded next to its report (`reports/<run-id>/patches/<fixture>.patch`), so an
  * agent's work can be read, re-applied and re-graded without its transcript.
  */
 export class PatchSaver implements RunObserver {

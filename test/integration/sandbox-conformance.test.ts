@@ -159,9 +159,13 @@ describe.each([...cases, ...shellServerCases(cases)])('sandbox conformance: $nam
     const stats = await sb.uploadDir(path.join(tmp, 'src'));
     expect(stats.files).toBe(5);
     expect((await sb.exec('cat link; ls -a')).stdout).toBe('A.\n..\nbig.bin\nlink\nrun.sh\nsecret\nü\n');
-    expect((await sb.exec("./run.sh; for f in run.sh secret big.bin; do ls -l $f | cut -c1-10; done; tr -d '\\007' < big.bin | wc -c; wc -c < big.bin")).stdout).toBe(
-      'ran\n-rwxr-xr-x\n-rw-------\n-rw-r-----\n0\n300000\n',
-    );
+    expect(
+      (
+        await sb.exec(
+          "./run.sh; for f in run.sh secret big.bin; do ls -l $f | cut -c1-10; done; tr -d '\\007' < big.bin | wc -c; wc -c < big.bin",
+        )
+      ).stdout,
+    ).toBe('ran\n-rwxr-xr-x\n-rw-------\n-rw-r-----\n0\n300000\n');
     await symlink('/etc', path.join(tmp, 'src/escape'));
     const other = await backend.create({ runId: 'conformance', fixtureId: 'upload' });
     extra.push(other);

@@ -39,14 +39,7 @@ export const PLAIN_OUTPUT_ENV: Readonly<Record<string, string>> = {
 };
 
 /** The host's ~/.rustup, when there is one: looked for once, not for every sandbox. */
-let rustup: string | null | undefined;
-function hostRustup(): string | null {
-  if (rustup === undefined) {
-    const dir = path.join(os.homedir(), '.rustup');
-    rustup = existsSync(dir) ? dir : null;
-  }
-  return rustup;
-}
+let hostRustup: string | null | undefined;
 
 export function sandboxEnv(options: {
   host: NodeJS.ProcessEnv;
@@ -62,6 +55,10 @@ export function sandboxEnv(options: {
   if (!env.PATH) env.PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
   // rustup's proxies (cargo, rustc) find their toolchains under $HOME/.rustup by default; the
   // sandbox's HOME is private, so point them at the host's (read-only use).
-  if (!env.RUSTUP_HOME && hostRustup()) env.RUSTUP_HOME = hostRustup()!;
+  if (hostRustup === undefined) {
+    const dir = path.join(os.homedir(), '.rustup');
+    hostRustup = existsSync(dir) ? dir : null;
+  }
+  if (!env.RUSTUP_HOME && hostRustup) env.RUSTUP_HOME = hostRustup;
   return { ...env, ...options.extra, ...options.fixed };
 }

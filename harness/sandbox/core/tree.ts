@@ -1,4 +1,14 @@
-import { chmodSync, copyFileSync, constants as fsc, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  constants as fsc,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+} from 'node:fs';
 import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
 import { rewriteSync } from './rewrite.js';

@@ -1,12 +1,4 @@
-import {
-  chmodSync,
-  constants as fsc,
-  createReadStream,
-  createWriteStream,
-  lstatSync,
-  mkdirSync,
-  rmSync,
-} from 'node:fs';
+import { chmodSync, constants as fsc, createReadStream, createWriteStream, lstatSync, mkdirSync, rmSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
