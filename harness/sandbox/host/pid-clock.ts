@@ -62,6 +62,9 @@ const clock = {
     else this.total += cur >= this.last ? cur - this.last : PROC.pidMax - this.last + (cur - RESERVED_PIDS);
     this.last = cur;
     this.lastAt = now;
+    // The timer's look is due a quarter of wrapMs after the last look, whoever made it: short
+    // commands' own looks (a window's open and range) often leave it nothing to do.
+    this.timer?.refresh();
     return true;
   },
 
