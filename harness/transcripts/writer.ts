@@ -17,12 +17,13 @@ export async function writeAtomic(file: string, content: string): Promise<void> 
 /**
  * How often run.json follows the fixtures' progress at most. Resuming reads each fixture's
  * result from its own transcript, so run.json's per-fixture status only informs; rewriting the
- * whole run's state on every fixture's start and end would cost time quadratic in the run's size.
+ * whole run's state on every fixture's start and end would cost time quadratic in the run's size
+ * (and each write is a new file: once a second, a thousand-fixture run writes it some forty times).
  */
-const RUN_JSON_EVERY_MS = 250;
+const RUN_JSON_EVERY_MS = 1000;
 
 /**
- * transcripts/<run-id>/: run.json (replaced atomically, at most every 250 ms and at the end) and
+ * transcripts/<run-id>/: run.json (replaced atomically, at most once a second and at the end) and
  * one append-only JSONL file per fixture. Each fixture's file is held open while it runs, and the
  * lines a fixture emits in one moment (one turn of the event loop: a phase's end and the next
  * one's start, say) go out in one write(2): lines never interleave, a kill -9 loses at most that
