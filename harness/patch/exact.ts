@@ -1,5 +1,6 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { UMASK } from '../sandbox/core/rewrite.js';
 import type { FileChange, ParsedPatch } from './parse.js';
 
 /** A file as a patch leaves it: its bytes and mode, or null when the patch deletes it. */
@@ -20,7 +21,6 @@ interface Hunk {
 const HUNK_HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 
 /** git writes every file it touches anew: 0777 or 0666 (executable or not), less the umask it inherits. */
-const UMASK = process.umask();
 const written = (executable: boolean) => (executable ? 0o777 : 0o666) & ~UMASK;
 
 /**

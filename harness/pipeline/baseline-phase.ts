@@ -1,5 +1,6 @@
 import type { Fixture } from '../fixtures/load.js';
 import type { SandboxBackend } from '../sandbox/core/types.js';
+import type { ReadTree } from '../sandbox/core/tree.js';
 import type { FixtureContext } from './context.js';
 import type { FixtureEvent } from './events.js';
 import type { PhaseTimer } from './phase-timer.js';
@@ -44,6 +45,8 @@ export class SharedBaselines {
 export interface BaselineRun {
   fixture: Fixture;
   fixtureSha256: string;
+  /** The fixture's tree as its fingerprint read it (FixtureContext.tree). */
+  tree?: ReadTree | null;
   backend: SandboxBackend;
   runId: string;
   repeat: number;
@@ -60,7 +63,7 @@ export async function baselineInOwnSandbox(o: BaselineRun, timer: PhaseTimer): P
   let release: (() => void) | null = null;
   try {
     emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
-    const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null };
+    const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null, tree: o.tree ?? null };
     const timedOut = await prepareWorkspace(ctx, timer, o.fixtureSha256, (r) => (release = r));
     if (timedOut) return { setupTimeout: timedOut.reason };
     return { red: await timer.run('red', () => runTests(ctx, 'red', o.repeat)) };

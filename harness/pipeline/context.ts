@@ -1,4 +1,5 @@
 import type { Fixture } from '../fixtures/load.js';
+import type { ReadTree } from '../sandbox/core/tree.js';
 import type { Sandbox, ExecResult, ExecOptions } from '../sandbox/core/types.js';
 import type { FixtureEvent, StreamRecord } from './events.js';
 import type { Phase } from './result.js';
@@ -15,6 +16,8 @@ export interface FixtureContext {
   emit(event: FixtureEvent): void;
   /** Where setup results are cached (null: always run setup). */
   setupCache: SetupCache | null;
+  /** The fixture's tree as its fingerprint read it, uploaded without reading it again (null: read at the upload). */
+  tree?: ReadTree | null;
 }
 
 function record(text: string, info: ExecResult['stdoutInfo']): StreamRecord {

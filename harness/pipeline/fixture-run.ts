@@ -2,6 +2,7 @@ import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { issueProblem } from '../fixtures/issue.js';
 import type { Fixture } from '../fixtures/load.js';
 import type { ApplyOutcome } from '../patch/apply.js';
+import type { ReadTree } from '../sandbox/core/tree.js';
 import type { Sandbox, SandboxBackend } from '../sandbox/core/types.js';
 import { checkBaseline, scoreAgent } from '../scoring/agent.js';
 import { observeTransitions } from '../scoring/observe.js';
@@ -22,6 +23,8 @@ export interface FixtureRunOptions {
   mode: 'selfcheck' | 'run';
   fixture: Fixture;
   fixtureSha256: string;
+  /** The fixture's tree as its fingerprint read it (FixtureContext.tree). */
+  tree?: ReadTree | null;
   backend: SandboxBackend;
   runId: string;
   provider: PatchProvider;
@@ -75,7 +78,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     fixtureSha256: o.fixtureSha256,
   });
   try {
-    const invalid = await precheck(fixture, mode);
+    const invalid = await precheck(fixture, mode, o.tree?.contents.get('ISSUE.md'));
     if (invalid) {
       graded = { verdict: 'invalid_fixture', reason: invalid };
     } else {
@@ -186,8 +189,8 @@ async function preparedOutcome(inspected: InspectedPatch, prepared: Promise<Appl
 }
 
 /** Reasons a fixture cannot be graded at all, found without running anything. */
-async function precheck(fixture: Fixture, mode: FixtureRunOptions['mode']): Promise<string | null> {
-  const issue = await issueProblem(fixture);
+async function precheck(fixture: Fixture, mode: FixtureRunOptions['mode'], issueBytes?: Buffer): Promise<string | null> {
+  const issue = await issueProblem(fixture, issueBytes);
   if (issue) return issue;
   if (mode === 'run' && !fixture.manifest.tests.failToPass.length) {
     return 'tests.failToPass is empty, so nothing can be resolved: run `redgreen selfcheck <id> --write` first';
@@ -218,7 +221,7 @@ async function score(
   let green: TestPhase | null = null;
   let patch: PatchSummary = inspected.summary;
   emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
-  const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null };
+  const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null, tree: o.tree ?? null };
   // The patch is applied on the host while the workspace is made ready and RED runs (a run did it already).
   const prepared = staged ?? preparePatch(inspected, fixture, { fuzzy: o.mode === 'run' });
   prepared?.catch(() => undefined);

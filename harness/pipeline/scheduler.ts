@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
-import { fingerprintFixture } from '../fixtures/fingerprint.js';
+import { readFixture } from '../fixtures/fingerprint.js';
 import type { BrokenFixture, Fixture } from '../fixtures/load.js';
 import type { SandboxBackend } from '../sandbox/core/types.js';
 import type { RunObserver } from './events.js';
@@ -136,16 +136,17 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
         const slot = free.shift() ?? 0;
         try {
           // Inside the fixture's own handling: a tree that cannot be read is this fixture's verdict.
-          const fixtureSha256 = await fingerprintFixture(fixture).catch((e: unknown) => fixtureError(e));
-          if (fixtureSha256 instanceof RedgreenError) {
-            results.push(await finishBroken(o, fixture.id, fixtureSha256));
+          const read = await readFixture(fixture).catch((e: unknown) => fixtureError(e));
+          if (read instanceof RedgreenError) {
+            results.push(await finishBroken(o, fixture.id, read));
             return;
           }
           const result = await withRetries(o, () =>
             runFixture({
               mode: o.mode,
               fixture,
-              fixtureSha256,
+              fixtureSha256: read.sha256,
+              tree: read.tree,
               backend: o.backend,
               runId: o.runId,
               provider: o.provider,

@@ -32,7 +32,7 @@ export async function prepareWorkspace(
       emit({ type: 'upload', files: 0, bytes: started.bytes, layer: plan!.key });
       return started;
     }
-    uploaded = await sb.uploadDir(fixture.treeDir, { skip: fixture.treeSkip });
+    uploaded = await sb.uploadDir(fixture.treeDir, { skip: fixture.treeSkip, ...(ctx.tree ? { tree: ctx.tree } : {}) });
     emit({ type: 'upload', ...uploaded });
     return null;
   });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { downloadFile, uploadFile } from '../../harness/sandbox/core/transfer.js';
+import { walkTree, type ReadTree } from '../../harness/sandbox/core/tree.js';
 import type { Sandbox, SandboxBackend } from '../../harness/sandbox/core/types.js';
 import { backendCases, shellServerCases } from '../helpers/backends.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
@@ -54,6 +55,13 @@ while len(got) < holders:
     got += os.read(report_r, holders)
 print('full' if b'F' in got else 'started')
 `;
+
+/** A tree as a fixture's fingerprint reads it: walked, and every file's bytes. */
+async function readTree(dir: string): Promise<ReadTree> {
+  const entries = await walkTree(dir);
+  const files = entries.filter((e) => e.kind === 'file');
+  return { entries, contents: new Map(await Promise.all(files.map(async (e) => [e.rel, await readFile(path.join(dir, e.rel))] as const))) };
+}
 
 const cases = await backendCases();
 describe.each([...cases, ...shellServerCases(cases)])('sandbox conformance: $name', ({ make, isolating }) => {
@@ -170,6 +178,22 @@ describe.each([...cases, ...shellServerCases(cases)])('sandbox conformance: $nam
     const other = await backend.create({ runId: 'conformance', fixtureId: 'upload' });
     extra.push(other);
     await expect(other.uploadDir(path.join(tmp, 'src'))).rejects.toMatchObject({ code: 'UPLOAD_UNSAFE' });
+  });
+
+  test('uploadDir takes a tree its caller read already: its entries less what it skips, with the bytes as read', async () => {
+    const src = path.join(tmp, 'src');
+    await mkdir(path.join(src, 'meta'), { recursive: true });
+    await writeFile(path.join(src, 'a.txt'), 'as read');
+    await chmod(path.join(src, 'a.txt'), 0o750);
+    await writeFile(path.join(src, 'meta/m.json'), '{}');
+    await writeFile(path.join(src, 'fixture.json'), '{}');
+    const { entries, contents } = await readTree(src);
+    // The tree changes on disk once read: the sandbox gets what was read (what a fixture's fingerprint hashed).
+    await writeFile(path.join(src, 'a.txt'), 'changed on disk');
+    await writeFile(path.join(src, 'new.txt'), 'never read');
+    const stats = await sb.uploadDir(src, { skip: ['meta', 'fixture.json'], tree: { entries, contents } });
+    expect(stats.files).toBe(1);
+    expect((await sb.exec('ls -A; ls -l a.txt | cut -c1-10; cat a.txt')).stdout).toBe('a.txt\n-rwxr-x---\nas read');
   });
 
   test('paths outside the workspace are refused', async () => {

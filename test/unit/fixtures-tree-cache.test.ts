@@ -1,11 +1,12 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
+import { fingerprintFixture, readFixture } from '../../harness/fixtures/fingerprint.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { openRepository, resolveCommit } from '../../harness/fixtures/mirror.js';
 import { scanSelection, selectFixtures } from '../../harness/fixtures/select.js';
 import { materialiseTree } from '../../harness/fixtures/tree-cache.js';
+import { SMALL_FILE } from '../../harness/sandbox/core/tree.js';
 import { makeGitRepo } from '../helpers/git-repos.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
@@ -92,6 +93,8 @@ describe('fixtures by reference', () => {
     );
     const [g] = (await discoverFixtures(roots)).fixtures;
     expect(await fingerprintFixture(g!)).not.toBe(before);
+    // The fingerprint reads the fixture's folder, not its tree: there is nothing of the tree to upload from it.
+    expect((await readFixture(g!)).tree).toBeNull();
   });
 
   test('listing, tags and shards read manifests only: a shard checks out the trees of its own fixtures, no others', async () => {
@@ -139,5 +142,25 @@ describe('fixtures by reference', () => {
     expect(b.broken.map((x) => [x.error.code, x.error.message])).toEqual([
       ['COMMIT_NOT_FOUND', expect.stringMatching(/field "source\.commit": .* has no commit abcdef1/)],
     ]);
+  });
+});
+
+describe('a folder fixture read for its fingerprint', () => {
+  test('comes with its tree: every entry, and the bytes of its small files, which its upload copies instead of reading them again', async () => {
+    const base = await temp();
+    const dir = path.join(base, 'fixtures', 'f');
+    await mkdir(path.join(dir, 'src'), { recursive: true });
+    await writeFile(path.join(dir, 'ISSUE.md'), '# bug\n');
+    await writeFile(path.join(dir, 'src/a.py'), 'A = 1\n');
+    await writeFile(path.join(dir, 'big.bin'), Buffer.alloc(SMALL_FILE + 1));
+    const manifest = { id: 'f', title: 't', language: 'python', runner: 'pytest', test: { command: 'pytest' } };
+    await writeFile(path.join(dir, 'fixture.json'), JSON.stringify(manifest));
+    const { fixtures } = await discoverFixtures({ fixturesDir: path.join(base, 'fixtures'), oraclesDir: path.join(base, 'oracles') });
+    const read = await readFixture(fixtures[0]!);
+    expect(read.sha256).toBe(await fingerprintFixture(fixtures[0]!));
+    expect(read.tree!.entries.map((e) => e.rel)).toEqual(['ISSUE.md', 'big.bin', 'fixture.json', 'src', 'src/a.py']);
+    // A big file is read again when it is copied: a tree held in memory is a small fixture's.
+    expect([...read.tree!.contents.keys()].sort()).toEqual(['ISSUE.md', 'fixture.json', 'src/a.py']);
+    expect(read.tree!.contents.get('src/a.py')!.toString()).toBe('A = 1\n');
   });
 });

@@ -1,5 +1,8 @@
 import { closeSync, constants as fsc, fchmodSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 
+/** This process's umask, read once (reading it sets it twice). */
+export const UMASK = process.umask();
+
 /**
  * Makes `content` the whole of `file` (created when missing, never through a symlink), written in
  * place and then cut to its length, never truncated first: on ext4, a file truncated to nothing
@@ -10,10 +13,35 @@ export function rewriteSync(file: string, content: string | Buffer, mode?: numbe
   const data = typeof content === 'string' ? Buffer.from(content) : content;
   const fd = openSync(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_NOFOLLOW, mode ?? 0o666);
   try {
-    for (let at = 0; at < data.length;) at += writeSync(fd, data, at, data.length - at, at);
+    writeAll(fd, data);
     ftruncateSync(fd, data.length);
     if (mode !== undefined) fchmodSync(fd, mode);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Writes a file expected not to be there yet (an upload into an emptied workspace): created with
+ * its mode, with nothing to cut and no chmod unless the umask took bits of it. A file that is
+ * there already is rewritten (rewriteSync); a symlink is never followed.
+ */
+export function writeNewSync(file: string, data: Buffer, mode: number): void {
+  let fd: number;
+  try {
+    fd = openSync(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, mode);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return rewriteSync(file, data, mode);
+    throw e;
+  }
+  try {
+    writeAll(fd, data);
+    if (mode & UMASK) fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function writeAll(fd: number, data: Buffer): void {
+  for (let at = 0; at < data.length;) at += writeSync(fd, data, at, data.length - at, at);
 }

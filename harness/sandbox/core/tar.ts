@@ -1,7 +1,7 @@
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import tar from 'tar-stream';
-import type { TreeEntry } from './tree.js';
+import { fileBytes, type TreeEntry } from './tree.js';
 import type { UploadStats } from './types.js';
 
 // Tar archives, the one way trees and files travel between the host and a sandbox: streamed to an
@@ -20,6 +20,8 @@ export interface PackOptions {
   prefix?: string;
   /** Default: root (uid 0, gid 0), tar-stream's own default. */
   owner?: TarOwner;
+  /** Small files' bytes already read (a ReadTree's): not read again. */
+  contents?: ReadonlyMap<string, Buffer>;
 }
 
 export type TarHeader = Parameters<tar.Pack['entry']>[0];
@@ -66,9 +68,8 @@ export function packTree(root: string, entries: readonly TreeEntry[], o: PackOpt
         files++;
       } else {
         const header = { ...named(e.rel), type: 'file' as const, mode: e.mode, size: e.size };
-        const file = path.join(root, e.rel);
-        if (e.size <= SMALL_FILE) await tarEntry(pack, header, readFileSync(file));
-        else await streamEntry(pack, header, createReadStream(file));
+        if (e.size <= SMALL_FILE) await tarEntry(pack, header, fileBytes(root, e.rel, o.contents));
+        else await streamEntry(pack, header, createReadStream(path.join(root, e.rel)));
         files++;
         bytes += e.size;
       }

@@ -11,8 +11,8 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
-import { rewriteSync } from './rewrite.js';
-import type { UploadStats } from './types.js';
+import { writeNewSync } from './rewrite.js';
+import type { UploadOptions, UploadStats } from './types.js';
 
 /** Folders never uploaded: caches and installs that setup recreates. */
 export const DEFAULT_EXCLUDES: readonly string[] = ['.git', 'node_modules', '__pycache__', '.pytest_cache', '.venv'];
@@ -21,6 +21,21 @@ export type TreeEntry =
   | { kind: 'dir'; rel: string; mode: number }
   | { kind: 'file'; rel: string; mode: number; size: number; /** setuid, setgid or sticky: dropped by a copy. */ special?: true }
   | { kind: 'symlink'; rel: string; target: string };
+
+/**
+ * A tree as one walk listed it (walkTree with the default excludes), with the bytes of its small
+ * files as that walk's reader read them: a fixture's fingerprint reads every file of it, and its
+ * upload copies those entries and bytes instead of listing and reading the tree again (so what a
+ * sandbox gets is exactly what was hashed).
+ */
+export interface ReadTree {
+  entries: readonly TreeEntry[];
+  /** Files' bytes by path (small files, up to READ_TREE_BYTES in all); the others are read when copied. */
+  contents: ReadonlyMap<string, Buffer>;
+}
+
+/** The most bytes a ReadTree keeps in memory: a fixture's small files, never a big tree's. */
+export const READ_TREE_BYTES = 1024 * 1024;
 
 /**
  * Trees are walked and copied with synchronous calls, which cost a fraction of a promise each,
@@ -94,19 +109,37 @@ export async function walkTree(
   return out;
 }
 
+/** What an upload of `root` copies: the entries of `options.tree` (a walk of root) less what it skips, else a new walk. */
+export async function uploadEntries(root: string, options: UploadOptions = {}): Promise<TreeEntry[]> {
+  if (!options.tree || options.exclude) return walkTree(root, options);
+  const skip = options.skip ?? [];
+  return options.tree.entries.filter((e) => !skip.some((s) => e.rel === s || e.rel.startsWith(`${s}/`)));
+}
+
+/** A file's bytes for an upload: those a ReadTree holds, else read now. */
+export function fileBytes(root: string, rel: string, contents?: ReadonlyMap<string, Buffer>): Buffer {
+  return contents?.get(rel) ?? readFileSync(path.join(root, rel));
+}
+
 /**
- * Files up to this size are copied through memory and written in place (rewriteSync): the kernel's
+ * Files up to this size are copied through memory and written by us (writeNewSync): the kernel's
  * copy (libuv's copyFile) truncates the new file to nothing first, so ext4 writes every copy to
  * disk at its close, and a sandbox's files would each cost a disk write though they are gone a
  * moment later. Bigger files go to the kernel's copy, a reflink where the filesystem has them.
  */
-const SMALL_FILE = 64 * 1024;
+export const SMALL_FILE = 64 * 1024;
 
 /**
  * Copies listed entries from `src` to `dest` (folders first), each file with its mode (without
- * setuid, setgid or sticky bits, which a copy drops).
+ * setuid, setgid or sticky bits, which a copy drops); a file's bytes come from `contents` when it
+ * has them (a ReadTree's).
  */
-export async function copyTree(entries: readonly TreeEntry[], src: string, dest: string): Promise<UploadStats> {
+export async function copyTree(
+  entries: readonly TreeEntry[],
+  src: string,
+  dest: string,
+  contents?: ReadonlyMap<string, Buffer>,
+): Promise<UploadStats> {
   let bytes = 0;
   let files = 0;
   mkdirSync(dest, { recursive: true });
@@ -115,7 +148,7 @@ export async function copyTree(entries: readonly TreeEntry[], src: string, dest:
     if (e.kind === 'dir') return;
     const to = path.join(dest, e.rel);
     if (e.kind === 'file') {
-      if (e.size <= SMALL_FILE) rewriteSync(to, readFileSync(path.join(src, e.rel)), e.mode);
+      if (e.size <= SMALL_FILE) writeNewSync(to, fileBytes(src, e.rel, contents), e.mode);
       else {
         copyFileSync(path.join(src, e.rel), to, fsc.COPYFILE_FICLONE);
         if (e.special) chmodSync(to, e.mode);

@@ -1,4 +1,5 @@
 import type { LimitHit } from './limits.js';
+import type { ReadTree } from './tree.js';
 
 /**
  * The one Sandbox contract every backend implements (local, bwrap, docker, e2b).
@@ -68,6 +69,11 @@ export interface UploadStats {
 export interface UploadOptions {
   exclude?: readonly string[];
   skip?: readonly string[];
+  /**
+   * hostDir as the caller walked and read it already (a fixture's fingerprint): the upload takes its
+   * entries, less `skip`, and its bytes instead of reading the tree again. Ignored with `exclude`.
+   */
+  tree?: ReadTree;
 }
 
 export interface SandboxSpec {

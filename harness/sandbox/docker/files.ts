@@ -10,7 +10,7 @@ import { SCRATCH_DIR, WORKDIR } from './config.js';
 import { checkPaths, EXTRACT_ARGV, fsError, insideRoots, pathsArgv, readKinds, type InsidePath, type PathCheck } from './paths.js';
 import type { CommandInput } from '../core/command-server.js';
 import { packFiles, packTree, streamEntry } from '../core/tar.js';
-import { walkTree } from '../core/tree.js';
+import { uploadEntries } from '../core/tree.js';
 import type { ExecResult, FileToWrite, OutputStream, UploadOptions, UploadStats } from '../core/types.js';
 
 export const ROOTS = [WORKDIR, SCRATCH_DIR];
@@ -46,8 +46,11 @@ export async function resolvePaths(ctx: FilesContext, paths: readonly string[]):
 }
 
 export async function uploadTree(ctx: FilesContext, hostDir: string, options: UploadOptions): Promise<UploadStats> {
-  const entries = await walkTree(hostDir, options);
-  const { pack, done } = packTree(hostDir, entries, ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER });
+  const entries = await uploadEntries(hostDir, options);
+  const { pack, done } = packTree(hostDir, entries, {
+    ...(ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER }),
+    ...(options.tree ? { contents: options.tree.contents } : {}),
+  });
   try {
     if (ctx.server) {
       const r = await ctx.run(EXTRACT_ARGV, { input: pack as unknown as AsyncIterable<Buffer> });

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { buildTar, packTreeBuffer, tarEntry } from '../core/tar.js';
-import type { TreeEntry } from '../core/tree.js';
+import { fileBytes, type TreeEntry } from '../core/tree.js';
 import type { UploadStats } from '../core/types.js';
 
 /** Tar's room for one entry: a header block and the body in blocks; a long or non-ASCII name adds a pax header. */
@@ -22,8 +20,11 @@ export async function packTree(
   entries: readonly TreeEntry[],
   prefix: string,
   smallBytes: number,
+  /** Small files' bytes already read (a ReadTree's): not read again. */
+  contents?: ReadonlyMap<string, Buffer>,
 ): Promise<{ archive: Buffer; stats: UploadStats }> {
-  if (entries.reduce((n, e) => n + entryBytes(e), 1024) > smallBytes) return packTreeBuffer(root, entries, { prefix });
+  if (entries.reduce((n, e) => n + entryBytes(e), 1024) > smallBytes)
+    return packTreeBuffer(root, entries, { prefix, ...(contents ? { contents } : {}) });
   const stats: UploadStats = { files: 0, bytes: 0 };
   const archive = await buildTar(async (pack) => {
     for (const e of entries) {
@@ -31,7 +32,7 @@ export async function packTree(
       if (e.kind === 'dir') await tarEntry(pack, { name, type: 'directory', mode: e.mode });
       else if (e.kind === 'symlink') await tarEntry(pack, { name, type: 'symlink', linkname: e.target, mode: 0o777 });
       else {
-        const body = readFileSync(path.join(root, e.rel));
+        const body = fileBytes(root, e.rel, contents);
         await tarEntry(pack, { name, type: 'file', mode: e.mode }, body);
         stats.bytes += body.length;
       }

@@ -11,7 +11,7 @@ import type { Step } from './prelude.js';
 import { HELPER_NO_SUCH_FILE, ROOT_IN_HOME } from './script.js';
 import { packTree } from './pack.js';
 import { packFiles } from '../core/tar.js';
-import { walkTree } from '../core/tree.js';
+import { uploadEntries } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 import type { Envd } from './wire/envd.js';
 
@@ -171,7 +171,13 @@ export class E2BSandbox implements Sandbox {
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
-    const { archive, stats } = await packTree(hostDir, await walkTree(hostDir, options), 'workspace', INLINE_ARCHIVE_BYTES);
+    const { archive, stats } = await packTree(
+      hostDir,
+      await uploadEntries(hostDir, options),
+      'workspace',
+      INLINE_ARCHIVE_BYTES,
+      options.tree?.contents,
+    );
     await this.put(archive);
     return stats;
   }

@@ -4,7 +4,7 @@ import { copyFile, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveInside } from '../core/paths.js';
 import { rewriteSync } from '../core/rewrite.js';
-import { copyTree, walkTree } from '../core/tree.js';
+import { copyTree, uploadEntries } from '../core/tree.js';
 import type { FileToWrite, UploadOptions, UploadStats } from '../core/types.js';
 
 /**
@@ -34,7 +34,7 @@ export class HostFiles {
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
-    return copyTree(await walkTree(hostDir, options), hostDir, this.workspaceHost);
+    return copyTree(await uploadEntries(hostDir, options), hostDir, this.workspaceHost, options.tree?.contents);
   }
 
   /**

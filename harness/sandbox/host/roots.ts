@@ -1,6 +1,7 @@
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { UMASK } from '../core/rewrite.js';
 import { breather } from '../core/tree.js';
 import { SERVED_ENV_FILE } from './server-process.js';
 
@@ -8,7 +9,7 @@ import { SERVED_ENV_FILE } from './server-process.js';
 export const SANDBOX_DIRS = ['workspace', 'scratch', 'home', 'tmp'] as const;
 
 /** What mkdir gives a new folder: its mode is put back on a reused one. */
-const DIR_MODE = 0o777 & ~process.umask();
+const DIR_MODE = 0o777 & ~UMASK;
 
 export interface HostRootsOptions {
   /** Where roots are made (a temp folder). */
