@@ -62,15 +62,16 @@ const clock = {
     else this.total += cur >= this.last ? cur - this.last : PROC.pidMax - this.last + (cur - RESERVED_PIDS);
     this.last = cur;
     this.lastAt = now;
-    // The timer's look is due a quarter of wrapMs after the last look, whoever made it: short
-    // commands' own looks (a window's open and range) often leave it nothing to do.
+    // The timer's look is due half of wrapMs after the last look, whoever made it: a command shorter
+    // than that needs no look but its window's own (its open and its range), and a timer that comes
+    // late still has the other half before the clock loses sight.
     this.timer?.refresh();
     return true;
   },
 
   watch(): void {
     if (this.watchers++ > 0) return;
-    this.timer = setInterval(() => this.look(), PROC.wrapMs / 4);
+    this.timer = setInterval(() => this.look(), PROC.wrapMs / 2);
     this.timer.unref();
   },
 
