@@ -109,11 +109,18 @@ export async function walkTree(
   return out;
 }
 
-/** What an upload of `root` copies: the entries of `options.tree` (a walk of root) less what it skips, else a new walk. */
-export async function uploadEntries(root: string, options: UploadOptions = {}): Promise<TreeEntry[]> {
-  if (!options.tree || options.exclude) return walkTree(root, options);
+/**
+ * What an upload of `root` copies: the entries of `options.tree` (a walk of root) less what it
+ * skips, with the bytes it holds, else a new walk (whose files are read as they are copied).
+ */
+export async function uploadEntries(
+  root: string,
+  options: UploadOptions = {},
+): Promise<{ entries: TreeEntry[]; contents?: ReadonlyMap<string, Buffer> }> {
+  if (!options.tree || options.exclude) return { entries: await walkTree(root, options) };
   const skip = options.skip ?? [];
-  return options.tree.entries.filter((e) => !skip.some((s) => e.rel === s || e.rel.startsWith(`${s}/`)));
+  const entries = options.tree.entries.filter((e) => !skip.some((s) => e.rel === s || e.rel.startsWith(`${s}/`)));
+  return { entries, contents: options.tree.contents };
 }
 
 /** A file's bytes for an upload: those a ReadTree holds, else read now. */

@@ -46,10 +46,10 @@ export async function resolvePaths(ctx: FilesContext, paths: readonly string[]):
 }
 
 export async function uploadTree(ctx: FilesContext, hostDir: string, options: UploadOptions): Promise<UploadStats> {
-  const entries = await uploadEntries(hostDir, options);
+  const { entries, contents } = await uploadEntries(hostDir, options);
   const { pack, done } = packTree(hostDir, entries, {
     ...(ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER }),
-    ...(options.tree ? { contents: options.tree.contents } : {}),
+    ...(contents ? { contents } : {}),
   });
   try {
     if (ctx.server) {

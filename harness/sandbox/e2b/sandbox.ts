@@ -171,13 +171,8 @@ export class E2BSandbox implements Sandbox {
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
-    const { archive, stats } = await packTree(
-      hostDir,
-      await uploadEntries(hostDir, options),
-      'workspace',
-      INLINE_ARCHIVE_BYTES,
-      options.tree?.contents,
-    );
+    const { entries, contents } = await uploadEntries(hostDir, options);
+    const { archive, stats } = await packTree(hostDir, entries, 'workspace', INLINE_ARCHIVE_BYTES, contents);
     await this.put(archive);
     return stats;
   }

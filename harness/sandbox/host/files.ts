@@ -34,7 +34,8 @@ export class HostFiles {
   }
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
-    return copyTree(await uploadEntries(hostDir, options), hostDir, this.workspaceHost, options.tree?.contents);
+    const { entries, contents } = await uploadEntries(hostDir, options);
+    return copyTree(entries, hostDir, this.workspaceHost, contents);
   }
 
   /**
