@@ -183,7 +183,7 @@ export function program(): Command {
       .command('export')
       .description('write fixtures as SWE-bench instances (JSONL) or as Harbor tasks')
       .addArgument(new Argument('<format>', 'output format').choices(['swe-bench', 'harbor']))
-      .argument('[ids...]', 'fixture ids (default: all)'),
+      .argument('[ids...]', "fixture ids, globs ('bug0*') or their folders (default: all)"),
   )
     .option('--out <path>', 'swe-bench: the JSONL file (default: stdout); harbor: the folder the task folders go in')
     .option(

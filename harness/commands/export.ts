@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { resolvePaths } from '../config/paths.js';
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { writeHarborTask } from '../fixtures/harbor-export.js';
-import { discoverFixtures } from '../fixtures/load.js';
+import { selectFixtures } from '../fixtures/select.js';
 import { instanceOf } from '../fixtures/swebench-export.js';
 import { SpecExport } from '../fixtures/swebench-spec-export.js';
 import { protectedGlobs } from '../pipeline/patch-phase.js';
@@ -19,15 +19,16 @@ export type ExportOptions = z.infer<typeof ExportOptionsSchema>;
 
 /**
  * `redgreen export swe-bench [ids…] [--out file.jsonl] [--repos dir]`: one instance per line
- * (stdout without --out); `redgreen export harbor [ids…] --out dir`: one task folder each. A
- * fixture that cannot be exported is reported and the others go on (exit 2 then).
+ * (stdout without --out); `redgreen export harbor [ids…] --out dir`: one task folder each. The
+ * fixtures are selected as every command selects them (ids, globs, folders). A fixture that
+ * cannot be exported is reported and the others go on (exit 2 then).
  */
 export async function exportFixtures(format: string, ids: string[], options: ExportOptions): Promise<number> {
   if (format !== 'swe-bench' && format !== 'harbor')
     throw new RedgreenError('USAGE', `unknown format "${format}"`, 'export swe-bench or harbor');
   if (format === 'harbor' && !options.out) throw new RedgreenError('USAGE', 'export harbor needs --out <dir>: the folder the tasks go in');
   const paths = resolvePaths(options);
-  const { fixtures, broken } = await discoverFixtures(paths, ids);
+  const { fixtures, broken } = (await selectFixtures(paths, { patterns: ids, tags: [] })).discovery;
   let problems = 0;
   const problem = (id: string, message: string) => {
     problems++;

@@ -128,8 +128,15 @@ describe('SWE-bench instances', () => {
       test_patch: '',
       FAIL_TO_PASS: '["test_calc.py::test_add"]',
     });
-    expect((await runCli(['export', 'swe-bench', '--root', a, '--out', out, '--repos', clones], { env })).code).toBe(0);
-    expect((await lines(out))[0]!.base_commit).toBe(inst!.base_commit);
+    // Fixtures are named as every command names them: a glob, or the fixture's folder.
+    for (const named of ['calc*', path.join(a, 'fixtures', 'calc_bug')]) {
+      const again = await runCli(['export', 'swe-bench', named, '--root', a, '--out', out, '--repos', clones], { env });
+      expect(again.code, again.stderr).toBe(0);
+      expect((await lines(out))[0]!.base_commit).toBe(inst!.base_commit);
+    }
+    const none = await runCli(['export', 'swe-bench', 'nothing*', '--root', a, '--repos', clones], { env });
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toContain('no fixture matches "nothing*"');
     const b = path.join(base, 'folder-b');
     const imported = await runCli(['import', 'swe-bench', out, '--repos', clones, '--root', b], { env });
     expect(imported.code, imported.stderr).toBe(0);
