@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { issueProblem } from '../fixtures/issue.js';
 import type { Fixture } from '../fixtures/load.js';
@@ -78,7 +79,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     fixtureSha256: o.fixtureSha256,
   });
   try {
-    const invalid = await precheck(fixture, mode, o.tree?.contents.get('ISSUE.md'));
+    const invalid = await precheck(fixture, mode, o.tree?.contents.get(path.relative(fixture.dir, fixture.issuePath)));
     if (invalid) {
       graded = { verdict: 'invalid_fixture', reason: invalid };
     } else {

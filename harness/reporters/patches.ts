@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { FixtureEvent, RunObserver } from '../pipeline/events.js';
 
 /**
- * Saves every patch a run graded next to its report (`reports/<run-id>/patches/<fixture>.patch`), so an
- * agent's work can be read, re-applied and re-graded without its transcript.
+ * Saves every patch a run graded next to its report (`reports/<run-id>/patches/<fixture>.patch`),
+ * so an agent's work can be read, re-applied and re-graded without its transcript.
  */
 export class PatchSaver implements RunObserver {
   /** The folder, made once for the run. */

@@ -21,7 +21,7 @@ export interface PackOptions {
   /** Default: root (uid 0, gid 0), tar-stream's own default. */
   owner?: TarOwner;
   /** Small files' bytes already read (a ReadTree's): not read again. */
-  contents?: ReadonlyMap<string, Buffer>;
+  contents?: ReadonlyMap<string, Buffer> | undefined;
 }
 
 export type TarHeader = Parameters<tar.Pack['entry']>[0];

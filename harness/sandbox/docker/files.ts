@@ -47,10 +47,7 @@ export async function resolvePaths(ctx: FilesContext, paths: readonly string[]):
 
 export async function uploadTree(ctx: FilesContext, hostDir: string, options: UploadOptions): Promise<UploadStats> {
   const { entries, contents } = await uploadEntries(hostDir, options);
-  const { pack, done } = packTree(hostDir, entries, {
-    ...(ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER }),
-    ...(contents ? { contents } : {}),
-  });
+  const { pack, done } = packTree(hostDir, entries, { ...(ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER }), contents });
   try {
     if (ctx.server) {
       const r = await ctx.run(EXTRACT_ARGV, { input: pack as unknown as AsyncIterable<Buffer> });

@@ -23,8 +23,7 @@ export async function packTree(
   /** Small files' bytes already read (a ReadTree's): not read again. */
   contents?: ReadonlyMap<string, Buffer>,
 ): Promise<{ archive: Buffer; stats: UploadStats }> {
-  if (entries.reduce((n, e) => n + entryBytes(e), 1024) > smallBytes)
-    return packTreeBuffer(root, entries, { prefix, ...(contents ? { contents } : {}) });
+  if (entries.reduce((n, e) => n + entryBytes(e), 1024) > smallBytes) return packTreeBuffer(root, entries, { prefix, contents });
   const stats: UploadStats = { files: 0, bytes: 0 };
   const archive = await buildTar(async (pack) => {
     for (const e of entries) {
