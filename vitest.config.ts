@@ -27,7 +27,8 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           // The temp-folder check first: its teardown is the last (test/helpers/temp-leaks.setup.ts).
-          globalSetup: ['test/helpers/temp-leaks.setup.ts', 'test/e2e/recorded-run.setup.ts'],
+          // What was left out here for a missing tool is said at the very end (left-out.setup.ts).
+          globalSetup: ['test/helpers/left-out.setup.ts', 'test/helpers/temp-leaks.setup.ts', 'test/e2e/recorded-run.setup.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
         },
