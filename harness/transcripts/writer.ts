@@ -15,15 +15,22 @@ export async function writeAtomic(file: string, content: string): Promise<void> 
 }
 
 /**
- * How often run.json follows the fixtures' progress at most. Resuming reads each fixture's
- * result from its own transcript, so run.json's per-fixture status only informs; rewriting the
- * whole run's state on every fixture's start and end would cost time quadratic in the run's size
- * (and each write is a new file: once a second, a thousand-fixture run writes it some forty times).
+ * How often run.json follows the fixtures' progress at most: once a second, and for a big run once
+ * every RUN_JSON_MS_PER_FIXTURE per fixture (a 1,000-fixture run every 5 s). Resuming reads each
+ * fixture's result from its own transcript, so run.json's per-fixture status only informs. Each
+ * write is the whole run's state in a new file, so at a fixed rate its cost would grow with the
+ * square of the run's size (10,000 fixtures: 1 MB a second); spaced by the size, it grows with the
+ * run's size, as everything else a fixture costs.
  */
 const RUN_JSON_EVERY_MS = 1000;
+const RUN_JSON_MS_PER_FIXTURE = 5;
+
+export function runJsonInterval(fixtures: number): number {
+  return Math.max(RUN_JSON_EVERY_MS, fixtures * RUN_JSON_MS_PER_FIXTURE);
+}
 
 /**
- * transcripts/<run-id>/: run.json (replaced atomically, at most once a second and at the end) and
+ * transcripts/<run-id>/: run.json (replaced atomically, at most every runJsonInterval and at the end) and
  * one append-only JSONL file per fixture. Each fixture's file is held open while it runs, and the
  * lines a fixture emits in one moment (one turn of the event loop: a phase's end and the next
  * one's start, say) go out in one write(2): lines never interleave, a kill -9 loses at most that
@@ -43,10 +50,15 @@ export class TranscriptWriter implements RunObserver {
   /** The first write that failed: the run is told at close (a lost transcript is not a fixture's fault). */
   private failure: unknown = null;
 
+  /** How long run.json may lag behind the fixtures (runJsonInterval of the run's size). */
+  private readonly every: number;
+
   private constructor(
     readonly dir: string,
     private readonly state: RunState,
-  ) {}
+  ) {
+    this.every = runJsonInterval(Object.keys(state.fixtures).length);
+  }
 
   /** Continues a run's transcript folder (resume): same run id, same run.json, status running again. */
   static async reopen(dir: string, state: RunState): Promise<TranscriptWriter> {
@@ -85,14 +97,14 @@ export class TranscriptWriter implements RunObserver {
     await this.saving;
   }
 
-  /** A change to run.json, written within RUN_JSON_EVERY_MS. */
+  /** A change to run.json, written within `every`. */
   private changed(): void {
     this.dirty = true;
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       if (this.dirty) this.flush().catch((e: unknown) => (this.failure ??= e));
-    }, RUN_JSON_EVERY_MS);
+    }, this.every);
     this.timer.unref();
   }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from 'vitest';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
-import { TranscriptWriter } from '../../harness/transcripts/writer.js';
+import { runJsonInterval, TranscriptWriter } from '../../harness/transcripts/writer.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const tempDir = useTempDirs('rg-writer-');
@@ -36,4 +36,11 @@ test("a fixture's lines of one moment go out together, on the next turn; its res
   await w.close('completed');
   await nextTurn();
   expect(lines()).toHaveLength(4);
+});
+
+test('run.json is rewritten at most once a second, and a big run less often: its writes grow with the run, not its square', () => {
+  expect(runJsonInterval(1)).toBe(1000);
+  expect(runJsonInterval(200)).toBe(1000);
+  expect(runJsonInterval(1000)).toBe(5000);
+  expect(runJsonInterval(10_000)).toBe(50_000);
 });
