@@ -1,20 +1,18 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { PatchInput } from '../pipeline/patch-phase.js';
 import type { PatchProvider } from '../pipeline/provider.js';
-
-const rel = (p: string) => path.relative(process.cwd(), p) || p;
+import { shownPath } from '../config/paths.js';
 
 /** The fixture's own reference fix (read at once: a patch file is small). A missing file is a patch error, not a crash. */
 export const oracleProvider: PatchProvider = {
   kind: 'static',
   subject: 'oracle',
   async patchFor(fixture): Promise<PatchInput> {
-    const source = `oracle:${rel(fixture.oraclePath)}`;
+    const source = `oracle:${shownPath(fixture.oraclePath)}`;
     try {
       return { source, text: readFileSync(fixture.oraclePath, 'utf8') };
     } catch {
-      return { source, text: null, missing: `no oracle patch at ${rel(fixture.oraclePath)}` };
+      return { source, text: null, missing: `no oracle patch at ${shownPath(fixture.oraclePath)}` };
     }
   },
 };

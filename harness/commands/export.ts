@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { resolvePaths } from '../config/paths.js';
+import { resolvePaths, shownPath } from '../config/paths.js';
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
 import { writeHarborTask } from '../fixtures/harbor-export.js';
 import { selectFixtures } from '../fixtures/select.js';
@@ -46,10 +46,7 @@ export async function exportFixtures(format: string, ids: string[], options: Exp
         });
         specs.add(f, { repo: String(instance.repo), version: String(instance.version) });
         lines.push(JSON.stringify(instance));
-      } else
-        process.stderr.write(
-          `✔ ${f.id} → ${path.relative(process.cwd(), await writeHarborTask(f, path.resolve(options.out!), protectedGlobs(f)))}\n`,
-        );
+      } else process.stderr.write(`✔ ${f.id} → ${shownPath(await writeHarborTask(f, path.resolve(options.out!), protectedGlobs(f)))}\n`);
     } catch (e) {
       if (!isRedgreenError(e)) throw e;
       problem(f.id, describeError(e));

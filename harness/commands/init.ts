@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { PACKAGE_ROOT } from '../config/paths.js';
+import { PACKAGE_ROOT, shownPath } from '../config/paths.js';
 import { scaffoldFixture } from '../fixtures/scaffold.js';
 import { writeSchema } from './validate.js';
 
@@ -34,13 +34,12 @@ export async function init(options: InitOptions): Promise<number> {
   const oraclesDir = path.join(root, 'oracles');
   const made: string[] = [];
   const kept: string[] = [];
-  const rel = (p: string) => path.relative(process.cwd(), p) || '.';
   const fresh = (p: string) => {
     if (existsSync(p)) {
-      kept.push(rel(p));
+      kept.push(shownPath(p));
       return false;
     }
-    made.push(rel(p));
+    made.push(shownPath(p));
     return true;
   };
 
@@ -53,7 +52,7 @@ export async function init(options: InitOptions): Promise<number> {
     await scaffoldFixture({ id: SCAFFOLDED, runner: 'node-test', fixturesDir, oraclesDir });
     const manifest = path.join(fixturesDir, SCAFFOLDED, 'fixture.json');
     await writeFile(manifest, `${JSON.stringify({ ...JSON.parse(await readFile(manifest, 'utf8')), tests: SCAFFOLDED_TESTS }, null, 2)}\n`);
-    made.push(rel(path.join(oraclesDir, `${SCAFFOLDED}.patch`)));
+    made.push(shownPath(path.join(oraclesDir, `${SCAFFOLDED}.patch`)));
   }
   const examples = path.join(root, 'examples');
   await mkdir(examples, { recursive: true });

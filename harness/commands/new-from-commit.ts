@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { resolvePaths } from '../config/paths.js';
+import { resolvePaths, shownPath } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { planFromCommit, type CommitCandidate } from '../fixtures/from-commit.js';
 import { isUrl, openRepository, resolveCommit, type Repository } from '../fixtures/mirror.js';
@@ -30,11 +30,7 @@ export async function newFromCommit(id: string, options: FromCommitOptions): Pro
   const paths = resolvePaths({ ...options, root: options.root ?? '.' });
   // Refused before any work: the selfcheck would otherwise run only to find nowhere to put the fixture.
   if ((await readdir(path.join(paths.fixturesDir, id)).catch(() => [])).length) {
-    throw new RedgreenError(
-      'USAGE',
-      `${path.relative(process.cwd(), path.join(paths.fixturesDir, id)) || id} already exists and is not empty`,
-      'pick another id',
-    );
+    throw new RedgreenError('USAGE', `${shownPath(path.join(paths.fixturesDir, id))} already exists and is not empty`, 'pick another id');
   }
   const repo = await openRepository(options.repo, { cacheDir: paths.cacheDir });
   const sha = await resolveCommit(repo, options.fromCommit);
@@ -52,8 +48,7 @@ export async function newFromCommit(id: string, options: FromCommitOptions): Pro
   process.stderr.write(describeCandidate(candidate, repo));
   const { verdicts } = await verifyDrafts([draftOf(candidate, repo, options.byReference)], paths, options);
   const v = verdicts[0]!;
-  const rel = (p: string) => path.relative(process.cwd(), p) || p;
-  const where = `${rel(path.join(paths.fixturesDir, id))}/ and ${rel(path.join(paths.oraclesDir, `${id}.patch`))}`;
+  const where = `${shownPath(path.join(paths.fixturesDir, id))}/ and ${shownPath(path.join(paths.oraclesDir, `${id}.patch`))}`;
   if (v.verdict === 'valid') {
     process.stderr.write(`created ${where}: ${v.verdict} (${v.failToPass.length} failToPass, ${v.passToPass.length} passToPass)\n`);
     return 0;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { writeSchema } from './validate.js';
 import { PathOptionsSchema } from './options.js';
-import { resolvePaths } from '../config/paths.js';
+import { resolvePaths, shownPath } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { ScaffoldRunnerSchema } from '../fixtures/manifest.js';
 import { scaffoldFixture } from '../fixtures/scaffold.js';
@@ -26,9 +26,8 @@ export async function newFixture(id: string, options: z.infer<typeof NewOptionsS
   const [dir, oracle] = await scaffoldFixture({ id, template, fixturesDir: paths.fixturesDir, oraclesDir: paths.oraclesDir });
   // The manifest's "$schema" points at the project's copy, so editors can check it.
   if (!existsSync(path.join(paths.root, 'fixture.schema.json'))) await writeSchema(paths.root);
-  const rel = (p: string) => path.relative(process.cwd(), p);
   process.stdout.write(
-    `created ${rel(dir!)}/ and ${rel(oracle!)}\n` +
+    `created ${shownPath(dir!)}/ and ${shownPath(oracle!)}\n` +
       `next: edit the bug, its tests and ISSUE.md; regenerate the oracle with git diff; then\n` +
       `  npx redgreen selfcheck ${id} --write   # check RED → GREEN and record the test lists\n`,
   );

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { newRunId, resolvePaths } from '../config/paths.js';
+import { newRunId, resolvePaths, shownPath } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
 import { summarize, writeReport, type Report } from '../reporters/report.js';
 import { renderTable } from '../reporters/table.js';
@@ -13,7 +13,7 @@ import { FORMATS, loadReport, renderFormats, type LoadedReport } from './report.
 export const MergeOptionsSchema = PathOptionsSchema.extend({ json: z.boolean().default(false) });
 export type MergeOptions = z.infer<typeof MergeOptionsSchema>;
 
-const describe = (l: LoadedReport) => `${l.report.runId} (${path.relative(process.cwd(), l.file) || l.file})`;
+const describe = (l: LoadedReport) => `${l.report.runId} (${shownPath(l.file)})`;
 
 /**
  * One run's report from the reports of its shards (`--shard i/n` on several machines or CI

@@ -5,6 +5,7 @@ import { findConfig, loadConfigFile } from '../config/file.js';
 import { RedgreenError } from '../errors.js';
 import { reportersFrom, splitReporterFlags } from './reporter-spec.js';
 import { agentRunOptionsSchema, parseOptions, type OptionSources, type OptionStyle } from './options.js';
+import { shownPath } from '../config/paths.js';
 
 /** Options that name this invocation's work, never a project's settings: not in a config file. */
 const NOT_IN_CONFIG = new Set(['ids', 'tag', 'shard', 'json', 'resume', 'force', 'config', 'write']);
@@ -25,7 +26,7 @@ export async function projectConfig(config: unknown): Promise<ProjectConfig> {
   const file = typeof config === 'string' ? config : findConfig(process.cwd());
   if (!file) return { values: {}, sources: {} };
   const loaded = await loadConfigFile(file);
-  const shown = path.relative(process.cwd(), loaded.file) || loaded.file;
+  const shown = shownPath(loaded.file);
   if (typeof loaded.values !== 'object' || loaded.values === null || Array.isArray(loaded.values))
     throw new RedgreenError('CONFIG_INVALID', `${shown}: must export an object (export default defineConfig({ … }))`);
   const values: Record<string, unknown> = { ...(loaded.values as Record<string, unknown>) };

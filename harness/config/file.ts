@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describeError, jsonProblem, RedgreenError } from '../errors.js';
+import { shownPath } from './paths.js';
 
 /** The names a project's config may have, in the order they are looked for in each folder. */
 export const CONFIG_FILES = ['redgreen.config.ts', 'redgreen.config.mjs', 'redgreen.config.js', 'redgreen.config.json'] as const;
@@ -30,7 +31,7 @@ export function findConfig(from: string): string | null {
  */
 export async function loadConfigFile(file: string): Promise<LoadedConfigFile> {
   const abs = path.resolve(file);
-  const shown = path.relative(process.cwd(), abs) || abs;
+  const shown = shownPath(abs);
   const dir = path.dirname(abs);
   if (!existsSync(abs)) throw new RedgreenError('USAGE', `config file ${shown} does not exist`);
   if (abs.endsWith('.json')) {

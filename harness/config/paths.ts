@@ -21,6 +21,15 @@ function packageRoot(from: string): string {
   }
 }
 
+/**
+ * A path as messages show it, as the user would type it from here: relative below the current
+ * folder ('.' for the folder itself), else absolute (never a climb of '../../..').
+ */
+export function shownPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel === '' ? '.' : rel.startsWith('..') || path.isAbsolute(rel) ? path.resolve(p) : rel;
+}
+
 export function harnessVersion(): string {
   try {
     return (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
