@@ -21,7 +21,8 @@ export interface BackendCase {
   isolating: boolean;
 }
 
-const ctx: BackendContext = { passEnv: [], cacheDir: path.join(os.homedir(), '.cache', 'redgreen') };
+/** The context the backends' tests (and their probes) run with. */
+export const TEST_BACKEND_CONTEXT: BackendContext = { passEnv: [], cacheDir: path.join(os.homedir(), '.cache', 'redgreen') };
 
 /**
  * Backends whose tests need other options than a user's defaults: small limits so many
@@ -39,7 +40,7 @@ export async function backendCases(): Promise<BackendCase[]> {
   for (const d of BACKENDS) {
     const special = FOR_TESTS[d.name];
     if (!d.remote) {
-      const probe = await d.probe(d.options.parse({}), ctx);
+      const probe = await d.probe(d.options.parse({}), TEST_BACKEND_CONTEXT);
       if (!probe.ok && process.env.CI)
         throw new Error(
           `CI must run the ${d.name} backend's tests, but it cannot run here: ${probe.reason} (${probe.fix}); install it in .ci/run`,
@@ -48,7 +49,7 @@ export async function backendCases(): Promise<BackendCase[]> {
     }
     if (special) cases.push({ name: special.label ?? d.name, make: special.make, isolating: special.isolating });
     else if (d.remote) throw new Error(`the remote backend ${d.name} needs a test double in test/helpers/backends.ts`);
-    else cases.push({ name: d.name, make: () => d.create(d.options.parse({}), ctx), isolating: d.isolating });
+    else cases.push({ name: d.name, make: () => d.create(d.options.parse({}), TEST_BACKEND_CONTEXT), isolating: d.isolating });
   }
   return cases;
 }

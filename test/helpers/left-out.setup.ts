@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { CHROMIUM } from '../../harness/bench/browser.js';
 import { BACKENDS } from '../../harness/sandbox/backends.js';
+import { TEST_BACKEND_CONTEXT } from './backends.js';
+import { hasToolchain } from './toolchains.js';
 
 /**
  * Outside CI, the suites of an optional tool that is missing here are left out (their tests count
@@ -13,15 +12,13 @@ import { BACKENDS } from '../../harness/sandbox/backends.js';
  */
 async function leftOut(): Promise<string[]> {
   const lines: string[] = [];
-  const ctx = { passEnv: [], cacheDir: path.join(os.homedir(), '.cache', 'redgreen') };
   for (const d of BACKENDS) {
     if (d.remote) continue;
-    const probe = await d.probe(d.options.parse({}), ctx);
+    const probe = await d.probe(d.options.parse({}), TEST_BACKEND_CONTEXT);
     if (!probe.ok) lines.push(`${d.name}: ${probe.reason} (${probe.fix})`);
   }
   for (const tool of ['go', 'cargo']) {
-    if (spawnSync(tool, ['version'], { stdio: 'ignore' }).status !== 0)
-      lines.push(`${tool}: not installed (apt-get install -y ${tool === 'go' ? 'golang-go' : tool})`);
+    if (!hasToolchain(tool)) lines.push(`${tool}: not installed (apt-get install -y ${tool === 'go' ? 'golang-go' : tool})`);
   }
   if (!existsSync(CHROMIUM))
     lines.push(`the HTML report in a browser: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);

@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { JS_REPOS, NATIVE_REPOS, PY_REPOS, type RunnerRepo } from '../helpers/fix-repos.js';
 import { isolatedCache, makeGitRepo, sharedNpmCache } from '../helpers/git-repos.js';
+import { hasToolchain } from '../helpers/toolchains.js';
 
 // `redgreen new <id> --from-commit <sha> --repo <path>` through the built CLI, for every runner
 // redgreen detects: a git repository in a temp folder with a history ending in a real-looking fix,
@@ -35,7 +36,6 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-const has = (tool: string) => spawnSync(tool, [tool === 'go' ? 'version' : '--version'], { stdio: 'ignore' }).status === 0;
 const sorted = (ids: string[]) => [...ids].sort();
 
 async function fromCommit(r: RunnerRepo) {
@@ -80,5 +80,5 @@ describe('new --from-commit: Python runners', () => {
 });
 
 describe('new --from-commit: go and cargo', () => {
-  for (const r of NATIVE_REPOS) test.skipIf(!has(r.runner))(r.runner, () => fromCommit(r));
+  for (const r of NATIVE_REPOS) test.skipIf(!hasToolchain(r.runner))(r.runner, () => fromCommit(r));
 });

@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, test } from 'vitest';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import { makeProject, selfcheckProject, type Project } from '../helpers/project.js';
+import { hasToolchain } from '../helpers/toolchains.js';
 
 // Inline Go, Rust and JUnit fixtures through the real scheduler and local backend: RED, the
 // oracle, GREEN, with the ids each adapter promises. Needs go (>=1.19), cargo, python3 -m pytest.
@@ -117,7 +117,7 @@ const PY_FIX = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
 
 /** A missing toolchain skips its tests on a developer's machine; in CI (CI=true) it is a failure. */
 function toolchain(cmd: string) {
-  const missing = spawnSync(cmd, ['version'], { stdio: 'ignore' }).status !== 0;
+  const missing = !hasToolchain(cmd);
   if (missing && process.env.CI)
     throw new Error(`CI must run the ${cmd} runner's tests, but \`${cmd} version\` fails: install it in .ci/run`);
   return test.skipIf(missing);
