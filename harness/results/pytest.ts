@@ -48,7 +48,10 @@ export const pytestAdapter: RunnerAdapter = {
     // The harness's plugin (a second signal) is imported from the scratch folder; a command that
     // sets PYTHONPATH itself would hide it and fail, so it goes without.
     const plugin = !/\bPYTHONPATH=/.test(ctx.command);
-    const ours = `--junitxml=${reportFile} -o junit_family=xunit1 -p no:cacheprovider${plugin ? ` -p ${PYTEST_PLUGIN_MODULE}` : ''}`;
+    // A test module that fails to import (a fix's new test of a name the bug lacks) would otherwise
+    // stop the whole session before any test ran: RED would show one error and nothing else, and
+    // every test passing in GREEN would look fixed by the patch. It is that module's error only.
+    const ours = `--junitxml=${reportFile} -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors${plugin ? ` -p ${PYTEST_PLUGIN_MODULE}` : ''}`;
     const addopts = ctx.env.PYTEST_ADDOPTS ? `${ctx.env.PYTEST_ADDOPTS} ${ours}` : ours;
     if (!plugin) return { command: ctx.command, env: { PYTEST_ADDOPTS: addopts }, reportFile };
     const pythonPath = ctx.env.PYTHONPATH ? `${ctx.scratchDir}:${ctx.env.PYTHONPATH}` : ctx.scratchDir;

@@ -92,15 +92,15 @@ cat >"$P/tests/pkg/test_deep.py" <<'EOF'
 def test_deep():
     assert True
 EOF
-ADDOPTS="--junitxml=$WORK/out/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider"
+ADDOPTS="--junitxml=$WORK/out/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors"
 PYTEST_ADDOPTS="$ADDOPTS" run "$DATA/pytest" "$P" python3 -m pytest -rA
 cp "$WORK/out/pytest-junit.xml" "$DATA/pytest/junit.xml"
 
-# A module that fails to import: pytest stops at collection.
+# A module that fails to import: an error of its own, the other modules still run.
 PC="$WORK/pytest-collect"; mkdir -p "$PC"
 printf 'import no_such_module\n\ndef test_x():\n    pass\n' >"$PC/test_broken.py"
 printf 'def test_ok():\n    pass\n' >"$PC/test_ok.py"
-ADDOPTS="--junitxml=$WORK/out/pytest-collect.xml -o junit_family=xunit1 -p no:cacheprovider"
+ADDOPTS="--junitxml=$WORK/out/pytest-collect.xml -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors"
 PYTEST_ADDOPTS="$ADDOPTS" run "$DATA/pytest-collect-error" "$PC" python3 -m pytest -rA
 cp "$WORK/out/pytest-collect.xml" "$DATA/pytest-collect-error/junit.xml"
 fi

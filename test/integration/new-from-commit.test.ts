@@ -82,3 +82,40 @@ describe('new --from-commit: Python runners', () => {
 describe('new --from-commit: go and cargo', () => {
   for (const r of NATIVE_REPOS) test.skipIf(!hasToolchain(r.runner))(r.runner, () => fromCommit(r));
 });
+
+// pytest stops a whole session when one test module fails to import, as a fix's new test of a
+// name the bug lacks does: RED must still run the other modules, so that only the failing
+// module's tests are failToPass and the rest passToPass (not every test that passes in GREEN).
+test('a fix whose test imports a name the bug lacks: only that module is failToPass', async () => {
+  const other = 'def test_one():\n    assert 1 + 1 == 2\n\n\ndef test_two():\n    assert "a" * 2 == "aa"\n';
+  const tests = (fixed: boolean) =>
+    `from clamp import clamp${fixed ? ', clamp_all' : ''}\n\n\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n${fixed ? '\n\ndef test_all():\n    assert clamp_all([15, -3], 0, 10) == [10, 0]\n' : ''}`;
+  const bug = 'def clamp(x, lo, hi):\n    return min(hi, max(lo, x))\n';
+  const repo = path.join(base, 'repos', 'import-error');
+  const shas = await makeGitRepo(repo, [
+    {
+      message: 'Add clamp()',
+      files: {
+        'pytest.ini': '[pytest]\npythonpath = .\n',
+        'clamp.py': bug,
+        'tests/test_clamp.py': tests(false),
+        'tests/test_other.py': other,
+      },
+    },
+    {
+      message: 'Add clamp_all()',
+      files: {
+        'clamp.py': `${bug}\n\ndef clamp_all(xs, lo, hi):\n    return [clamp(x, lo, hi) for x in xs]\n`,
+        'tests/test_clamp.py': tests(true),
+      },
+    },
+  ]);
+  const root = path.join(base, 'project-import-error');
+  const r = await runCli(['new', 'clamp_all', '--from-commit', shas[1]!, '--repo', repo, '--root', root], { env: { XDG_CACHE_HOME: xdg } });
+  expect(r.code, r.stderr).toBe(0);
+  const manifest = JSON.parse(await readFile(path.join(root, 'fixtures', 'clamp_all', 'fixture.json'), 'utf8')) as Record<string, any>;
+  expect({ failToPass: sorted(manifest.tests.failToPass), passToPass: sorted(manifest.tests.passToPass) }).toEqual({
+    failToPass: ['tests/test_clamp.py::test_all', 'tests/test_clamp.py::test_inside'],
+    passToPass: ['tests/test_other.py::test_one', 'tests/test_other.py::test_two'],
+  });
+});

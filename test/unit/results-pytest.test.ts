@@ -31,7 +31,7 @@ describe('pytest adapter', () => {
     expect(p).toEqual({
       command: 'python3 -m pytest -q',
       env: {
-        PYTEST_ADDOPTS: `-x --junitxml=/s/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider -p ${PYTEST_PLUGIN_MODULE}`,
+        PYTEST_ADDOPTS: `-x --junitxml=/s/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors -p ${PYTEST_PLUGIN_MODULE}`,
         PYTHONPATH: '/s:src',
       },
       reportFile: '/s/pytest-junit.xml',
@@ -43,7 +43,7 @@ describe('pytest adapter', () => {
     const p = pytestAdapter.prepare({ command: 'PYTHONPATH=lib pytest', workdir: '/w', scratchDir: '/s', env: {} });
     expect(p).toEqual({
       command: 'PYTHONPATH=lib pytest',
-      env: { PYTEST_ADDOPTS: '--junitxml=/s/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider' },
+      env: { PYTEST_ADDOPTS: '--junitxml=/s/pytest-junit.xml -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors' },
       reportFile: '/s/pytest-junit.xml',
     });
   });
@@ -76,9 +76,12 @@ describe('pytest adapter', () => {
     expect(byId.get('tests/test_a.py::test_prints')?.message).toBeUndefined();
   });
 
-  it('names a module that fails to collect by its file, as pytest does', async () => {
+  it('names a module that fails to collect by its file, as pytest does, and the other modules still run', async () => {
     const report = pytestAdapter.parse(await input('pytest-collect-error'));
-    expect(report.tests.map((t) => [t.id, t.status])).toEqual([['test_broken.py', 'error']]);
+    expect(report.tests.map((t) => [t.id, t.status])).toEqual([
+      ['test_broken.py', 'error'],
+      ['test_ok.py::test_ok', 'passed'],
+    ]);
     expect(report.tests[0]!.message).toBe('collection failure');
   });
 
