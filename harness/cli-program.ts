@@ -122,6 +122,9 @@ export function program(): Command {
     .option('--issue-file <file>', 'with --from-commit: ISSUE.md from this file (default: the commit message)')
     .option('--by-reference', 'with --from-commit: fixture.json names the repository and commit instead of holding the files')
     .option('--keep-invalid', 'with --from-commit: write the fixture even when it is not RED or not GREEN')
+    .option('--setup <command>', 'with --from-commit: the setup instead of the detected one (repeatable)', collect, [])
+    .option('--no-setup', 'with --from-commit: no setup (the sandbox already has what the tests need)')
+    .option('--setup-network', 'with --setup: its commands may reach the network')
     .option('--repeat <n>', 'with --from-commit: run each test phase n times; a test that changes status is flaky')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const { newFixture, NewOptionsSchema } = await import('./commands/new.js');
@@ -134,7 +137,7 @@ export function program(): Command {
         return;
       }
       // Said before the options are parsed, where they would only be "unknown".
-      for (const flag of ['repo', 'tests', 'issueFile', 'byReference', 'keepInvalid', 'repeat', 'backend'])
+      for (const flag of ['repo', 'tests', 'issueFile', 'byReference', 'keepInvalid', 'repeat', 'backend', 'setup', 'setupNetwork'])
         if (typed(flag))
           throw new RedgreenError('USAGE', `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} goes with --from-commit`);
       process.exitCode = await newFixture(id, await optionsOf(() => NewOptionsSchema, cmd));
@@ -156,6 +159,9 @@ export function program(): Command {
     .option('--by-reference', 'fixture.json names the repository and commit instead of holding the files')
     .option('--max-files <n>', 'a fix changing more source files is too large (default: 20)')
     .option('--max-lines <n>', 'a fix changing more lines is too large (default: 1000)')
+    .option('--setup <command>', "every candidate's setup, instead of the detected one (repeatable)", collect, [])
+    .option('--no-setup', 'no setup (the sandbox already has what the tests need)')
+    .option('--setup-network', 'with --setup: its commands may reach the network')
     .action(async (ref: string, _opts: unknown, cmd: Command) => {
       const { mine, mineOptionsSchema } = await import('./commands/mine.js');
       process.exitCode = await mine(ref, await optionsOf(mineOptionsSchema, cmd));

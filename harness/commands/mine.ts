@@ -9,7 +9,7 @@ import { planFromCommit } from '../fixtures/from-commit.js';
 import { scanFixtures } from '../fixtures/load.js';
 import { openRepository } from '../fixtures/mirror.js';
 import type { FixtureDraft } from '../fixtures/write-fixture.js';
-import { draftOf } from './new-from-commit.js';
+import { draftOf, SETUP_HINT, setupChoice, SetupShape } from './new-from-commit.js';
 import { RunBaseSchema, runOptionsSchema } from './options.js';
 import { verifyDrafts } from './verify-drafts.js';
 
@@ -25,6 +25,7 @@ const MineShape = {
   byReference: z.boolean().default(false),
   maxFiles: intFromCli(1, 10_000).default(20),
   maxLines: intFromCli(1, 1_000_000).default(1000),
+  ...SetupShape,
 };
 export const mineOptionsSchema = () => runOptionsSchema().extend(MineShape);
 export type MineOptions = z.infer<ReturnType<typeof RunBaseSchema.extend<typeof MineShape>>>;
@@ -49,6 +50,7 @@ export interface MineRow {
  */
 export async function mine(ref: string, options: MineOptions): Promise<number> {
   const paths = resolvePaths({ ...options, root: options.root ?? '.' });
+  const setup = setupChoice(options);
   const repo = await openRepository(ref, { cacheDir: paths.cacheDir });
   const shas = await firstParentHistory(repo, {
     ...(options.since ? { since: options.since } : {}),
@@ -80,6 +82,7 @@ export async function mine(ref: string, options: MineOptions): Promise<number> {
         tests: options.tests,
         maxFiles: options.maxFiles,
         maxLines: options.maxLines,
+        ...(setup !== undefined ? { setup } : {}),
       });
       drafts.push(draftOf(c, repo, options.byReference));
       subjects.set(id, { commit: sha, subject: c.commit.subject });
@@ -108,8 +111,9 @@ export async function mine(ref: string, options: MineOptions): Promise<number> {
   else process.stdout.write(render(ref, shas.length, rows));
   // A walk that yields no fixture at all (none kept, none made before) is a failure a CI job sees.
   if (rows.some((r) => r.kept || r.reason.startsWith('already a fixture'))) return 0;
+  const setupFailed = rows.some((r) => r.reason.startsWith('setup failed'));
   process.stderr.write(
-    `mine ${ref}: no fixture in ${shas.length} commit(s): each is listed above with why; widen the walk (--since, --limit, --paths) or see the setup's failure\n`,
+    `mine ${ref}: no fixture in ${shas.length} commit(s): each is listed above with why; widen the walk (--since, --limit, --paths)${setupFailed ? `, or for the setup's failures: ${SETUP_HINT}` : ''}\n`,
   );
   return 1;
 }

@@ -3,11 +3,34 @@ import path from 'node:path';
 import { z } from 'zod';
 import { resolvePaths, shownPath } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
-import { planFromCommit, type CommitCandidate } from '../fixtures/from-commit.js';
+import { planFromCommit, type CommitCandidate, type SetupChoice } from '../fixtures/from-commit.js';
 import { isUrl, openRepository, resolveCommit, type Repository } from '../fixtures/mirror.js';
 import type { FixtureDraft } from '../fixtures/write-fixture.js';
 import { RunBaseSchema, runOptionsSchema } from './options.js';
 import { verifyDrafts } from './verify-drafts.js';
+
+/** --setup <command> (repeatable) and --no-setup (false), --setup-network: the setup instead of the detected one. */
+export const SetupShape = {
+  setup: z.union([z.literal(false), z.array(z.string().min(1, 'an empty --setup command'))]).optional(),
+  setupNetwork: z.boolean().default(false),
+};
+
+/** The setup the options give, or undefined to keep the detected one. */
+export function setupChoice(o: { setup?: string[] | false | undefined; setupNetwork: boolean }): SetupChoice | undefined {
+  if (o.setupNetwork && !o.setup) {
+    throw new RedgreenError(
+      'USAGE',
+      '--setup-network goes with --setup <command>',
+      'a detected setup already says whether it needs the network',
+    );
+  }
+  if (o.setup === false) return null;
+  return o.setup?.length ? { commands: o.setup, network: o.setupNetwork } : undefined;
+}
+
+/** What to try when a candidate's setup failed: the detected setup may need what this machine lacks. */
+export const SETUP_HINT =
+  '--setup <command> to give the setup yourself (--setup-network if it installs from the network), --no-setup when the sandbox already has what the tests need';
 
 const FromCommitShape = {
   fromCommit: z.string().min(1),
@@ -16,6 +39,7 @@ const FromCommitShape = {
   issueFile: z.string().min(1).optional(),
   byReference: z.boolean().default(false),
   keepInvalid: z.boolean().default(false),
+  ...SetupShape,
 };
 export const fromCommitOptionsSchema = () => runOptionsSchema().extend(FromCommitShape);
 export type FromCommitOptions = z.infer<ReturnType<typeof RunBaseSchema.extend<typeof FromCommitShape>>>;
@@ -32,6 +56,7 @@ export async function newFromCommit(id: string, options: FromCommitOptions): Pro
   if ((await readdir(path.join(paths.fixturesDir, id)).catch(() => [])).length) {
     throw new RedgreenError('USAGE', `${shownPath(path.join(paths.fixturesDir, id))} already exists and is not empty`, 'pick another id');
   }
+  const setup = setupChoice(options);
   const repo = await openRepository(options.repo, { cacheDir: paths.cacheDir });
   const sha = await resolveCommit(repo, options.fromCommit);
   const issue = options.issueFile
@@ -44,6 +69,7 @@ export async function newFromCommit(id: string, options: FromCommitOptions): Pro
     cacheDir: paths.cacheDir,
     tests: options.tests,
     ...(issue !== undefined ? { issue } : {}),
+    ...(setup !== undefined ? { setup } : {}),
   });
   process.stderr.write(describeCandidate(candidate, repo));
   const { verdicts } = await verifyDrafts([draftOf(candidate, repo, options.byReference)], paths, options);
@@ -56,7 +82,7 @@ export async function newFromCommit(id: string, options: FromCommitOptions): Pro
   process.stderr.write(
     v.kept
       ? `written anyway (--keep-invalid): ${where} is ${v.verdict}: ${v.reason}\n`
-      : `not written: ${id} is ${v.verdict}: ${v.reason}\n  hint: --tests <glob> if test files were misjudged, --keep-invalid to write it and fix it by hand\n`,
+      : `not written: ${id} is ${v.verdict}: ${v.reason}\n  hint: ${/^setup /.test(v.reason) ? SETUP_HINT : '--tests <glob> if test files were misjudged'}, --keep-invalid to write it and fix it by hand\n`,
   );
   return 1;
 }
@@ -72,11 +98,14 @@ export function draftOf(c: CommitCandidate, repo: Repository, byReference: boole
 /** What was read from the commit and detected in the project, and why. */
 export function describeCandidate(c: CommitCandidate, repo: Repository): string {
   const d = c.detection;
+  const setup = c.manifest.setup;
+  const shown = setup?.commands?.join(' && ') || (c.setupGiven ? '(none: --no-setup)' : '(none)');
+  const given = c.setupGiven && setup ? ' (given: --setup)' : '';
   const lines = [
     `${c.id}: ${repo.ref} ${c.commit.sha.slice(0, 12)} "${c.commit.subject}" (parent ${c.commit.parent.slice(0, 12)})`,
     `  runner: ${d.runner} (${d.language}), test command: ${d.command}`,
     ...d.reasons.map((r) => `    because ${r}`),
-    `  setup: ${d.setup.commands.join(' && ') || '(none)'}${d.setup.network ? ' (with network)' : ''}`,
+    `  setup: ${shown}${setup?.network ? ' (with network)' : ''}${given}`,
     ...(Object.keys(d.env).length
       ? [
           `  env: ${Object.entries(d.env)

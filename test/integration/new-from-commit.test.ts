@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -81,6 +81,93 @@ describe('new --from-commit: Python runners', () => {
 
 describe('new --from-commit: go and cargo', () => {
   for (const r of NATIVE_REPOS) test.skipIf(!hasToolchain(r.runner))(r.runner, () => fromCommit(r));
+});
+
+// A project whose detected setup cannot run here (a requirement that is not there): the user gives
+// the setup instead, or none. The same flags on `mine` apply to every candidate.
+describe('the setup instead of the detected one: --setup, --no-setup', () => {
+  const pytest = PY_REPOS.find((r) => r.runner === 'pytest')!;
+  const history = pytest.history.map((c, i) =>
+    i === 0 ? { ...c, files: { ...c.files, 'requirements.txt': './vendor/clampdeps-1.0-py3-none-any.whl\n' } } : c,
+  );
+  let repo = '';
+  let sha = '';
+  const env = () => ({ XDG_CACHE_HOME: xdg });
+  beforeAll(async () => {
+    repo = path.join(base, 'repos', 'needs-setup');
+    sha = (await makeGitRepo(repo, history)).at(-1)!;
+  });
+  const manifestOf = async (root: string, id: string) =>
+    JSON.parse(await readFile(path.join(root, 'fixtures', id, 'fixture.json'), 'utf8')) as Record<string, any>;
+
+  test('the detected setup fails: nothing is written, and the hint names --setup and --no-setup', async () => {
+    const r = await runCli(['new', 'clamp', '--from-commit', sha, '--repo', repo, '--root', path.join(base, 'setup-detected')], {
+      env: env(),
+    });
+    expect(r.stderr).toContain('setup: python3 -m pip install -r requirements.txt (with network)');
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/not written: clamp is \w+: setup failed: /);
+    expect(r.stderr).toMatch(
+      /hint: --setup <command> to give the setup yourself .*--no-setup when the sandbox already has what the tests need/,
+    );
+  });
+
+  test('--no-setup: a valid fixture without setup', async () => {
+    const root = path.join(base, 'setup-none');
+    const r = await runCli(['new', 'clamp', '--from-commit', sha, '--repo', repo, '--root', root, '--no-setup'], { env: env() });
+    expect(r.stderr).toContain('setup: (none: --no-setup)');
+    expect(r.code, r.stderr).toBe(0);
+    expect((await manifestOf(root, 'clamp')).setup).toBeUndefined();
+  });
+
+  test('--setup and --setup-network: the given commands are the fixture setup, and run', async () => {
+    const root = path.join(base, 'setup-given');
+    const given = ['python3 -c "import clamp"', 'touch .set-up'];
+    const r = await runCli(
+      ['new', 'clamp', '--from-commit', sha, '--repo', repo, '--root', root, '--setup', given[0]!, '--setup', given[1]!, '--setup-network'],
+      { env: env() },
+    );
+    expect(r.stderr).toContain(`setup: ${given.join(' && ')} (with network) (given: --setup)`);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await manifestOf(root, 'clamp')).setup).toEqual({ commands: given, timeoutSec: 600, network: true });
+    // The transcript shows the given setup ran in the sandbox.
+    const transcripts = path.join(root, 'transcripts');
+    const [run] = await readdir(transcripts);
+    const lines = (await readFile(path.join(transcripts, run!, 'clamp.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.type === 'command' && l.phase === 'setup').map((l) => [l.command, l.exitCode])).toEqual(
+      given.map((c) => [c, 0]),
+    );
+  });
+
+  test('mine: the setup failures are named with the hint; --no-setup keeps the fix', async () => {
+    const failed = await runCli(['mine', repo, '--root', path.join(base, 'mine-detected'), '--limit', '1'], { env: env() });
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stdout).toMatch(/setup failed: /);
+    expect(failed.stderr).toMatch(/for the setup's failures: --setup <command> to give the setup yourself/);
+    const kept = await runCli(['mine', repo, '--root', path.join(base, 'mine-none'), '--limit', '1', '--no-setup', '--json'], {
+      env: env(),
+    });
+    expect(kept.code, kept.stderr).toBe(0);
+    expect((JSON.parse(kept.stdout) as { commits: { kept: boolean }[] }).commits.map((c) => c.kept)).toEqual([true]);
+  });
+
+  test('bad input: --setup-network without --setup, --no-setup without --from-commit', async () => {
+    const alone = await runCli(
+      ['new', 'clamp', '--from-commit', sha, '--repo', repo, '--root', path.join(base, 'setup-bad'), '--setup-network'],
+      {
+        env: env(),
+      },
+    );
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--setup-network goes with --setup <command>');
+    const plain = await runCli(['new', 'clamp', '--root', path.join(base, 'setup-bad'), '--no-setup'], { env: env() });
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain('--setup goes with --from-commit');
+    expect(await readdir(path.join(base, 'setup-bad')).catch(() => [])).toEqual([]);
+  });
 });
 
 // pytest stops a whole session when one test module fails to import, as a fix's new test of a
