@@ -33,13 +33,18 @@ export function parseMochaReport(json: string, workdir: string): TestCase[] {
   return numberRepeats(tests);
 }
 
+/** Mocha's own frames while it loads the test files (its ESM loader since mocha 9, require before). */
+const LOADING_FILES = /\bat (?:async )?(?:exports\.loadFilesAsync|Mocha\.loadFiles)\b/;
+
 /**
- * A file that fails to load stops mocha before any test runs ("Exception during run:" on stderr,
- * no report): one broken entry named after the file.
+ * A file that fails to load stops mocha before any test runs (no report): one broken entry named
+ * after the file. Mocha 10.8 and later say "Exception during run:"; older ones (10.2, say) print
+ * the error's stack alone, which then shows mocha loading its files.
  */
 export function mochaLoadError(stderr: string, workdir: string): TestCase | null {
   const at = stderr.indexOf('Exception during run:');
-  return at < 0 ? null : loadErrorEntry(stderr.slice(at + 'Exception during run:'.length), workdir, 'mocha');
+  if (at >= 0) return loadErrorEntry(stderr.slice(at + 'Exception during run:'.length), workdir, 'mocha');
+  return LOADING_FILES.test(stderr) ? loadErrorEntry(stderr, workdir, 'mocha') : null;
 }
 
 function parse(input: ParseInput): TestReport {

@@ -688,7 +688,7 @@ fi
 # The npm runners at pinned versions (from the npm registry), each run exactly as its adapter
 # prepares it (harness/results/<runner>.ts, transpiled on the fly): the command, the environment
 # and the helper files it writes into the scratch folder.
-JEST_VERSION=30.5.2 MOCHA_VERSION=12.0.3 AVA_VERSION=7.0.0 TAPE_VERSION=5.10.2 UVU_VERSION=0.5.6
+JEST_VERSION=30.5.2 MOCHA_VERSION=12.0.3 MOCHA10_VERSION=10.2.0 AVA_VERSION=7.0.0 TAPE_VERSION=5.10.2 UVU_VERSION=0.5.6
 npm_runners() { # installs the pinned runners once into $WORK/npm
   [ -d "$WORK/npm/node_modules" ] && return 0
   mkdir -p "$WORK/npm"
@@ -837,6 +837,14 @@ ML="$WORK/mocha-load"; js_project "$ML"; mkdir -p "$ML/test"
 echo "it('fine', () => {});" >"$ML/test/a.test.js"
 echo "require('./missing'); it('x', () => {});" >"$ML/test/broken.test.js"
 run_adapter mocha "$DATA/mocha-load-error" "$ML" "npx mocha"
+# The same with mocha 10.2 (still common), which prints the error's stack alone, without "Exception during run:".
+mkdir -p "$WORK/mocha10" && echo '{ "private": true }' >"$WORK/mocha10/package.json"
+(cd "$WORK/mocha10" && npm install --no-audit --no-fund --loglevel=error "mocha@$MOCHA10_VERSION" >/dev/null)
+ML10="$WORK/mocha10-load"; mkdir -p "$ML10/test"; echo '{ "private": true }' >"$ML10/package.json"
+ln -sfn "$WORK/mocha10/node_modules" "$ML10/node_modules"
+echo "it('fine', () => {});" >"$ML10/test/a.test.js"
+printf "const api = {};\ndescribe('conflicts', () => {\n  for (const c of api.conflicts) it(c, () => {});\n});\n" >"$ML10/test/broken.test.js"
+run_adapter mocha "$DATA/mocha10-load-error" "$ML10" "npx mocha"
 sha256sum "$REPO/harness/results/mocha-reporter.ts" | cut -d' ' -f1 >"$DATA/mocha/reporter.sha256"
 fi
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mochaReporterSource } from '../../harness/results/mocha-reporter.js';
-import { mochaAdapter } from '../../harness/results/mocha.js';
+import { mochaAdapter, mochaLoadError } from '../../harness/results/mocha.js';
 import type { ParseInput } from '../../harness/results/types.js';
 import { captured, capturedInput, captureSources, statuses } from '../helpers/captured.js';
 
@@ -77,6 +77,17 @@ describe('mocha adapter', () => {
     expect(report).toMatchObject({ source: 'stdout', note: 'mocha stopped before running any test' });
     expect(statuses(report.tests)).toEqual({ 'test/broken.test.js': 'error' });
     expect(report.tests[0]!.message!.split('\n')[0]).toBe("Error: Cannot find module './missing'");
+  });
+
+  it("names the file that did not load with mocha 10.2 too, which prints the error's stack alone", async () => {
+    const input = await capturedInput('mocha10-load-error', '/WORK/mocha10-load');
+    expect(input.stderr).not.toContain('Exception during run');
+    const report = mochaAdapter.parse(input);
+    expect(report).toMatchObject({ source: 'stdout', note: 'mocha stopped before running any test' });
+    expect(statuses(report.tests)).toEqual({ 'test/broken.test.js': 'error' });
+    expect(report.tests[0]!.message!.split('\n')[0]).toBe('TypeError: api.conflicts is not iterable');
+    // A stack that is not mocha loading its files is no load error.
+    expect(mochaLoadError('TypeError: x\n    at foo (/WORK/mocha10-load/test/a.test.js:1:1)\n', '/WORK/mocha10-load')).toBeNull();
   });
 
   it('says why when the report is missing or unreadable', async () => {
