@@ -83,6 +83,7 @@ export async function verifyDrafts(
       }),
     ]);
     const byId = new Map(outcome!.report.fixtures.map((r) => [r.fixtureId, r]));
+    const draftOf = new Map(drafts.map((d) => [d.manifest.id, d]));
     for (const id of staged) {
       const r = byId.get(id);
       const valid = r?.verdict === 'valid' && !!r.observed;
@@ -92,7 +93,7 @@ export async function verifyDrafts(
       verdicts.push({
         id,
         verdict: r?.verdict ?? 'infra_error',
-        reason: r ? explain(r) : 'the run ended before this fixture',
+        reason: r ? explain(r) + (r.verdict === 'not_green' ? dependencyNote(draftOf.get(id)!) : '') : 'the run ended before this fixture',
         kept: keep,
         ...tests,
       });
@@ -128,6 +129,23 @@ async function place(
   await cp(path.join(from.oraclesDir, `${id}.patch`), path.join(to.oraclesDir, `${id}.patch`));
   // The manifest's "$schema" points at the project's copy, so editors can check it.
   if (!existsSync(path.join(to.root, 'fixture.schema.json'))) await writeSchema(to.root);
+}
+
+/** Files a setup installs dependencies from (npm, pip, go, cargo). */
+const SETUP_INPUTS =
+  /(^|\/)(package(-lock)?\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|requirements[^/]*\.txt|pyproject\.toml|setup\.(py|cfg)|Pipfile(\.lock)?|poetry\.lock|go\.(mod|sum)|Cargo\.(toml|lock))$/;
+
+/**
+ * Why a fix may not be GREEN that its test output does not say: its oracle changes a file its
+ * setup installs dependencies from, and setup runs once, before the patch (a new dependency's
+ * version is not installed when GREEN runs).
+ */
+function dependencyNote(d: FixtureDraft): string {
+  if (!d.manifest.setup?.commands?.length) return '';
+  const changed = [...d.oracle.matchAll(/^diff --git a\/(\S+) b\//gm)].map((m) => m[1]!).filter((f) => SETUP_INPUTS.test(f));
+  return changed.length
+    ? ` (the fix changes ${changed.join(', ')}, which setup installs from, and setup runs before the patch only: what the fix installs is missing when GREEN runs)`
+    : '';
 }
 
 /** A selfcheck verdict in the words of the issue: not RED, not GREEN, flaky, setup failed. */

@@ -206,3 +206,33 @@ test('a fix whose test imports a name the bug lacks: only that module is failToP
     passToPass: ['tests/test_other.py::test_one', 'tests/test_other.py::test_two'],
   });
 });
+
+// A fix that needs a new dependency cannot be GREEN here (setup runs once, before the patch): the
+// reason says so, where the test output alone only says the test still fails.
+test('a fix that changes what setup installs from: not GREEN, and the reason says why', async () => {
+  const test = (v: string) => `def test_version():\n    assert open("installed.txt").read().strip() == "${v}"\n`;
+  const repo = path.join(base, 'repos', 'dependency');
+  const shas = await makeGitRepo(repo, [
+    { message: 'Start', files: { 'requirements.txt': 'dep==1\n', 'lib.py': 'X = 1\n', 'test_lib.py': test('dep==1') } },
+    { message: 'Fix with dep 2', files: { 'requirements.txt': 'dep==2\n', 'lib.py': 'X = 2\n', 'test_lib.py': test('dep==2') } },
+  ]);
+  const r = await runCli(
+    [
+      'new',
+      'dep',
+      '--from-commit',
+      shas[1]!,
+      '--repo',
+      repo,
+      '--root',
+      path.join(base, 'project-dependency'),
+      '--setup',
+      'cp requirements.txt installed.txt',
+    ],
+    { env: { XDG_CACHE_HOME: xdg } },
+  );
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stderr).toMatch(
+    /not written: dep is not_green: not GREEN: .*\(the fix changes requirements\.txt, which setup installs from, and setup runs before the patch only/,
+  );
+});
