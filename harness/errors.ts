@@ -21,6 +21,8 @@ export type ErrorCode =
   | 'TOOL_MISSING'
   /** A fixture's setup command failed; retried once, then the fixture's problem. */
   | 'SETUP_FAILED'
+  /** Setup had the network and could not reach it (a name that does not resolve): the machine's, retried, never the fixture's. */
+  | 'SETUP_NETWORK'
   | 'TRANSCRIPT_NOT_FOUND'
   | 'TRANSCRIPT_INVALID'
   | 'TRANSCRIPT_SCHEMA'

@@ -8,13 +8,15 @@ import { archiveEntries, restoreEntries } from './setup-archive.js';
 import { SetupCache } from './setup-cache.js';
 import { diffListings, listWorkspace, type Listing } from './setup-changes.js';
 
-/** What a download says when there is no network (npm, pip, curl, apt, git). */
+/** What a download says when there is no network (npm, pip, curl, apt, git, go, cargo). */
 const NO_NETWORK =
-  /EAI_AGAIN|ENOTFOUND|ENETUNREACH|getaddrinfo|Temporary failure in name resolution|Could not resolve host|Network is unreachable|Failed to establish a new connection/;
+  /EAI_AGAIN|ENOTFOUND|ENETUNREACH|getaddrinfo|Temporary failure in name resolution|Name or service not known|Could not resolve host|Couldn't resolve host|no such host|Network is unreachable|Failed to establish a new connection/;
 
 export interface SetupFailure {
   reason: string;
   timedOut: boolean;
+  /** Setup had the network (setup.network) and could not reach it: the machine's problem, not the fixture's. */
+  offline?: boolean;
 }
 
 /**
@@ -36,9 +38,13 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
     if (r.timedOut) return { reason: `setup timed out after ${setup.timeoutSec}s: ${command}`, timedOut: true };
     if (r.exitCode !== 0) {
       const tail = tailOf(r.stderr || r.stdout);
-      const offline = !setup.network && NO_NETWORK.test(`${r.stderr}\n${r.stdout}`);
+      const noNetwork = NO_NETWORK.test(`${r.stderr}\n${r.stdout}`);
+      if (noNetwork && setup.network) {
+        const reason = `setup could not reach the network: ${command}${tail ? ` — ${tail}` : ''} (this machine's network, not the fixture: run where setup can download, or give the setup with \`--setup\`/\`--no-setup\` when making fixtures)`;
+        return { reason, timedOut: false, offline: true };
+      }
       const missing = missingCommand(r.stderr, r.exitCode);
-      const hint = offline
+      const hint = noNetwork
         ? ' (setup has no network: set "network": true under setup in fixture.json if it must download)'
         : missing
           ? ` (${missing.name} is not installed where setup runs: \`redgreen doctor\` lists what the fixtures here need and how to get it)`

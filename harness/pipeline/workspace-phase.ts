@@ -14,7 +14,8 @@ export interface WorkspaceTimeout {
  * Makes the sandbox's workspace what the fixture's tests need: copy-on-write from a prepared layer
  * where the backend can (no upload, no setup), else uploaded and set up (from the setup cache when
  * it can). `onLayer` is told the end of a layer's use, to call once the sandbox is destroyed.
- * A setup that fails throws SETUP_FAILED (retried once by the scheduler, then the fixture's).
+ * A setup that fails throws SETUP_FAILED (retried once by the scheduler, then the fixture's), or
+ * SETUP_NETWORK when it had the network and could not reach it (the machine's: infra_error).
  */
 export async function prepareWorkspace(
   ctx: FixtureContext,
@@ -47,6 +48,6 @@ export async function prepareWorkspace(
     return failed;
   });
   if (failure?.timedOut) return { reason: failure.reason };
-  if (failure) throw new RedgreenError('SETUP_FAILED', failure.reason);
+  if (failure) throw new RedgreenError(failure.offline ? 'SETUP_NETWORK' : 'SETUP_FAILED', failure.reason);
   return null;
 }

@@ -123,6 +123,20 @@ describe('selfcheck: each bad input has its defined outcome', () => {
     expect(byId.notool!.reason).toContain('rg_no_such_installer is not installed where setup runs: `redgreen doctor` lists what');
   });
 
+  test("a setup that has the network and cannot reach it is the machine's problem: infra_error, retried, never the fixture's", async () => {
+    const files = { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST };
+    const oracle = await diffTrees({ 'calc.py': ADD_PY }, FIX);
+    // A real resolver failure: .invalid never resolves (RFC 6761), on a machine with a network or without.
+    const resolve = `python3 -c "import socket; socket.getaddrinfo('redgreen-test.invalid', 443)"`;
+    project = await makeProject({
+      online: { manifest: { ...PYTEST, setup: { commands: [resolve], timeoutSec: 30, network: true } }, files, oracle },
+    });
+    const { byId } = await selfcheckProject(project);
+    expect(byId.online).toMatchObject({ verdict: 'infra_error', error: { code: 'SETUP_NETWORK' }, attempts: 3 });
+    expect(byId.online!.reason).toMatch(/^setup: setup could not reach the network: python3 -c .* — .*socket\.gaierror/s);
+    expect(byId.online!.reason).toContain("this machine's network, not the fixture");
+  });
+
   test('missing oracle, text that is not a diff, and an oracle that does not apply are patch errors', async () => {
     const files = { 'calc.py': ADD_PY, 'test_calc.py': ADD_TEST };
     const stale = (await diffTrees({ 'calc.py': ADD_PY }, FIX)).replace('return a - b', 'return a * b');
