@@ -50,10 +50,7 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
         );
         const setupFailure = await runSetup(ctx);
         if (setupFailure)
-          throw new RedgreenError(
-            setupFailure.timedOut ? 'SANDBOX_FAILED' : setupFailure.offline ? 'SETUP_NETWORK' : 'SETUP_FAILED',
-            `agent sandbox: ${setupFailure.reason}`,
-          );
+          throw new RedgreenError(setupFailure.timedOut ? 'SANDBOX_FAILED' : setupFailure.code, `agent sandbox: ${setupFailure.reason}`);
         // What setup wrote (package-lock.json, generated files) is not the agent's change.
         const afterSetup = await commitAll(
           ctx,

@@ -8,6 +8,7 @@ import { describeError, isRedgreenError, stripAnsi } from '../errors.js';
 import { discoverFixtures } from '../fixtures/load.js';
 import { repoReference } from '../fixtures/source.js';
 import { writeFixture, type FixtureDraft } from '../fixtures/write-fixture.js';
+import { parsePatch, touchedPaths } from '../patch/parse.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { execute, type ExecuteOutcome } from './execute.js';
 import { withReporters } from './invoke.js';
@@ -142,7 +143,8 @@ const SETUP_INPUTS =
  */
 function dependencyNote(d: FixtureDraft): string {
   if (!d.manifest.setup?.commands?.length) return '';
-  const changed = [...d.oracle.matchAll(/^diff --git a\/(\S+) b\//gm)].map((m) => m[1]!).filter((f) => SETUP_INPUTS.test(f));
+  // Not GREEN: the oracle applied, so it parses.
+  const changed = touchedPaths(parsePatch(d.oracle)).filter((f) => SETUP_INPUTS.test(f));
   return changed.length
     ? ` (the fix changes ${changed.join(', ')}, which setup installs from, and setup runs before the patch only: what the fix installs is missing when GREEN runs)`
     : '';

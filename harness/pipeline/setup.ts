@@ -15,8 +15,8 @@ const NO_NETWORK =
 export interface SetupFailure {
   reason: string;
   timedOut: boolean;
-  /** Setup had the network (setup.network) and could not reach it: the machine's problem, not the fixture's. */
-  offline?: boolean;
+  /** SETUP_NETWORK: setup had the network (setup.network) and could not reach it, the machine's problem, not the fixture's. */
+  code: 'SETUP_FAILED' | 'SETUP_NETWORK';
 }
 
 /**
@@ -35,13 +35,13 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
     const left = Math.max(1, Math.round(deadline - performance.now()));
     const r = await runCommand(ctx, 'setup', `setup #${i + 1}`, command, { timeoutMs: left, network: setup.network });
     if (r.aborted) throw new RedgreenError('INTERRUPTED', 'interrupted');
-    if (r.timedOut) return { reason: `setup timed out after ${setup.timeoutSec}s: ${command}`, timedOut: true };
+    if (r.timedOut) return { reason: `setup timed out after ${setup.timeoutSec}s: ${command}`, timedOut: true, code: 'SETUP_FAILED' };
     if (r.exitCode !== 0) {
       const tail = tailOf(r.stderr || r.stdout);
       const noNetwork = NO_NETWORK.test(`${r.stderr}\n${r.stdout}`);
       if (noNetwork && setup.network) {
         const reason = `setup could not reach the network: ${command}${tail ? ` — ${tail}` : ''} (this machine's network, not the fixture: run where setup can download, or give the setup with \`--setup\`/\`--no-setup\` when making fixtures)`;
-        return { reason, timedOut: false, offline: true };
+        return { reason, timedOut: false, code: 'SETUP_NETWORK' };
       }
       const missing = missingCommand(r.stderr, r.exitCode);
       const hint = noNetwork
@@ -49,7 +49,11 @@ export async function runSetup(ctx: FixtureContext): Promise<SetupFailure | null
         : missing
           ? ` (${missing.name} is not installed where setup runs: \`redgreen doctor\` lists what the fixtures here need and how to get it)`
           : '';
-      return { reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}${hint}`, timedOut: false };
+      return {
+        reason: `setup command failed (exit ${r.exitCode}): ${command}${tail ? ` — ${tail}` : ''}${hint}`,
+        timedOut: false,
+        code: 'SETUP_FAILED',
+      };
     }
   }
   if (cache && before) await storeSetup(ctx, cache, key, before);

@@ -48,6 +48,6 @@ export async function prepareWorkspace(
     return failed;
   });
   if (failure?.timedOut) return { reason: failure.reason };
-  if (failure) throw new RedgreenError(failure.offline ? 'SETUP_NETWORK' : 'SETUP_FAILED', failure.reason);
+  if (failure) throw new RedgreenError(failure.code, failure.reason);
   return null;
 }
