@@ -15,8 +15,11 @@ export type FixtureEvent =
   | { type: 'fixture'; fixtureId: string; title: string; runner: string; backend: string; fixtureSha256: string }
   | { type: 'phase'; phase: Phase; status: 'start' | 'end'; durationMs?: number }
   | { type: 'sandbox'; sandboxId: string; backend: string; workdir: string }
-  /** `layer`: the workspace started copy-on-write from this prepared layer (nothing was copied). */
-  | { type: 'upload'; files: number; bytes: number; layer?: string }
+  /**
+   * `layer`: the workspace started copy-on-write from this prepared layer (nothing was copied);
+   * `ahead`: in a container started over it before the fixture began (the scheduler's look ahead).
+   */
+  | { type: 'upload'; files: number; bytes: number; layer?: string; ahead?: boolean }
   /** The RED baseline came from an earlier run of the same command (several models: baseline-phase.ts). */
   | { type: 'baseline'; sharedFrom: string; state: string }
   /** `layer`: a prepared workspace (pipeline/workspace-layers.ts) rather than a setup cache entry. */

@@ -1,10 +1,10 @@
 import pLimit from 'p-limit';
 import { describeError, isRedgreenError, RedgreenError } from '../errors.js';
-import { readFixture } from '../fixtures/fingerprint.js';
 import type { BrokenFixture, Fixture } from '../fixtures/load.js';
 import type { SandboxBackend } from '../sandbox/core/types.js';
 import type { RunObserver } from './events.js';
 import { runFixture } from './fixture-run.js';
+import { Lookahead } from './lookahead.js';
 import type { PatchProvider } from './provider.js';
 import type { SetupCache } from './setup-cache.js';
 import type { SharedBaselines } from './baseline-phase.js';
@@ -124,8 +124,9 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
   const clock0 = performance.now();
   // Worker slots for the timeline: a fixture takes the lowest free one.
   const free = Array.from({ length: Math.max(1, o.concurrency) }, (_, i) => i);
+  const ahead = new Lookahead({ ...o, setupCache: o.setupCache ?? null, concurrency: Math.max(1, o.concurrency) });
   await Promise.all(
-    o.fixtures.map((fixture) =>
+    o.fixtures.map((fixture, index) =>
       limit(async () => {
         if (o.signal.aborted) {
           unfinished.push(fixture.id);
@@ -136,7 +137,7 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
         const slot = free.shift() ?? 0;
         try {
           // Inside the fixture's own handling: a tree that cannot be read is this fixture's verdict.
-          const read = await readFixture(fixture).catch((e: unknown) => fixtureError(e));
+          const read = await ahead.read(index).catch((e: unknown) => fixtureError(e));
           if (read instanceof RedgreenError) {
             results.push(await finishBroken(o, fixture.id, read));
             return;

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { WorkspaceLayers } from './workspace-layers.js';
 import { SetupCache } from './setup-cache.js';
 import type { FixtureContext } from './context.js';
+import type { Fixture } from '../fixtures/load.js';
 import type { UploadStats } from '../sandbox/core/types.js';
 
 /** Below these, a plain upload is as fast as a mount: a fixture without setup gets no layer. */
@@ -17,14 +18,18 @@ export interface LayerPlan {
 
 /**
  * Whether this sandbox can start from a prepared layer (a backend that mounts copy-on-write, with
- * the setup cache on), and which one: the fixture's content, its setup's cache key, the backends
- * that share it.
+ * the setup cache on), and which one (layerFor).
  */
 export async function layerPlan(ctx: FixtureContext, fixtureSha256: string): Promise<LayerPlan | null> {
   const { setupCache: cache, sandbox: sb, fixture } = ctx;
   if (!cache?.layers || !((sb.startFrom && sb.saveWorkspace) || (sb.startLayer && sb.saveLayer))) return null;
-  const setupKey = fixture.manifest.setup?.commands.length ? await SetupCache.key(fixture, sb.backend) : null;
-  const backends = SetupCache.sharedWith(fixture, sb.backend);
+  return layerFor(fixture, fixtureSha256, sb.backend);
+}
+
+/** The layer a sandbox of `backend` would start from: the fixture's content, its setup's cache key, the backends that share it. */
+export async function layerFor(fixture: Fixture, fixtureSha256: string, backend: string): Promise<LayerPlan> {
+  const setupKey = fixture.manifest.setup?.commands.length ? await SetupCache.key(fixture, backend) : null;
+  const backends = SetupCache.sharedWith(fixture, backend);
   return { key: WorkspaceLayers.key(fixtureSha256, setupKey, backends), setupKey, backends };
 }
 
@@ -32,13 +37,16 @@ export async function layerPlan(ctx: FixtureContext, fixtureSha256: string): Pro
  * Starts the workspace from the plan's layer, instead of an upload and setup. A layer stands for
  * a cached setup, so it is used only while the setup cache would be: its entry still usable here.
  */
-export async function startFromLayer(ctx: FixtureContext, plan: LayerPlan): Promise<{ bytes: number; release: () => void } | null> {
+export async function startFromLayer(
+  ctx: FixtureContext,
+  plan: LayerPlan,
+): Promise<{ bytes: number; ahead?: boolean; release: () => void } | null> {
   const cache = ctx.setupCache!;
   const sb = ctx.sandbox;
   if (plan.setupKey && !(await cache.lookup(plan.setupKey, ctx.fixture, sb))) return null;
   if (sb.startLayer) {
     const started = await sb.startLayer(plan.key, { cacheDir: cache.layers!.dir });
-    return started && { bytes: started.bytes, release: () => undefined };
+    return started && { ...started, release: () => undefined };
   }
   const started = await cache.layers!.start(plan.key, sb);
   return started && { bytes: started.meta.bytes, release: started.release };

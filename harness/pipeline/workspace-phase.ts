@@ -30,7 +30,7 @@ export async function prepareWorkspace(
     const started = plan ? await startFromLayer(ctx, plan) : null;
     if (started) {
       onLayer(started.release);
-      emit({ type: 'upload', files: 0, bytes: started.bytes, layer: plan!.key });
+      emit({ type: 'upload', files: 0, bytes: started.bytes, layer: plan!.key, ...(started.ahead ? { ahead: true } : {}) });
       return started;
     }
     uploaded = await sb.uploadDir(fixture.treeDir, { skip: fixture.treeSkip, ...(ctx.tree ? { tree: ctx.tree } : {}) });

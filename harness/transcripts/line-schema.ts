@@ -22,7 +22,13 @@ const EventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('phase'), phase: PhaseSchema, status: z.enum(['start', 'end']), durationMs: z.number().optional() }),
   z.object({ type: z.literal('sandbox'), sandboxId: z.string(), backend: z.string(), workdir: z.string() }),
   z.object({ type: z.literal('baseline'), sharedFrom: z.string(), state: z.string() }),
-  z.object({ type: z.literal('upload'), files: z.number(), bytes: z.number(), layer: z.string().optional() }),
+  z.object({
+    type: z.literal('upload'),
+    files: z.number(),
+    bytes: z.number(),
+    layer: z.string().optional(),
+    ahead: z.boolean().optional(),
+  }),
   z.object({
     type: z.literal('cache'),
     key: z.string(),

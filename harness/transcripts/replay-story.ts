@@ -49,7 +49,7 @@ export class FixtureStory {
       case 'upload':
         return [
           l.layer
-            ? `${at}   workspace started copy-on-write from prepared layer ${l.layer.slice(0, 12)}… (${bytes(l.bytes)}, nothing copied)`
+            ? `${at}   workspace started copy-on-write from prepared layer ${l.layer.slice(0, 12)}… (${bytes(l.bytes)}, nothing copied${l.ahead ? '; its container started ahead' : ''})`
             : `${at}   uploaded ${l.files} files, ${bytes(l.bytes)}`,
         ];
       case 'cache':

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { fingerprintFixture } from '../../harness/fixtures/fingerprint.js';
 import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
@@ -12,17 +12,19 @@ import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import { FIXTURE_META_FILES } from '../../harness/pipeline/patch-phase.js';
 import { SetupCache } from '../../harness/pipeline/setup-cache.js';
 import { runSetup } from '../../harness/pipeline/setup.js';
+import { runFixtures } from '../../harness/pipeline/scheduler.js';
+import { oracleProvider } from '../../harness/agents/static.js';
 import { layerPlan, saveLayer, startFromLayer } from '../../harness/pipeline/workspace-layer-phase.js';
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
 import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { LABEL } from '../../harness/sandbox/docker/labels.js';
 import { collectGarbage } from '../../harness/sandbox/docker/gc.js';
-import { evictLayers, layerVolume, listLayers, pruneLayers } from '../../harness/sandbox/docker/layers.js';
+import { evictLayers, layerVolume, listLayers, markLayerUse, pruneLayers } from '../../harness/sandbox/docker/layers.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { runCli } from '../helpers/cli.js';
-import { files, layerContext as context, layerProject, snapshotCommand } from '../helpers/layer-fixture.js';
-import { selfcheckProject } from '../helpers/project.js';
+import { files, layerContext as context, layerProject, MANIFEST, snapshotCommand } from '../helpers/layer-fixture.js';
+import { makeProject, selfcheckProject, type InlineFixture } from '../helpers/project.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const unavailable = dockerUnavailableReason();
@@ -187,6 +189,55 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
     }
   });
 
+  test('with --pool, a sandbox announced ahead (expectLayer) takes a container started over its layer before it asked', async () => {
+    const docker = client();
+    const backend = new DockerBackend(
+      dockerTestOptions({ runId: 'docker-ahead', pool: 2, ...(name === 'podman' ? { docker, name } : {}) }),
+    );
+    const cacheDir = await tempDir();
+    const scope = `test-${randomBytes(4).toString('hex')}`;
+    const key = `${scope}-0`;
+    const spec = { runId: 'docker-ahead', fixtureId: 'ahead' };
+    try {
+      await backend.open('docker-ahead');
+      const maker = await backend.create(spec);
+      try {
+        await maker.writeFiles([{ path: 'a.txt', content: 'a\n' }]);
+        expect(await maker.saveLayer!(key, { fixture: 'ahead', maxBytes: 1024 ** 3, scope, cacheDir })).toBeNull();
+      } finally {
+        await maker.destroy();
+      }
+      // Noted in the cache but not on the engine (evicted meanwhile): nothing to start, and nothing breaks.
+      markLayerUse(cacheDir, `${scope}-gone`);
+      backend.expectLayer!(spec, { key: `${scope}-gone`, cacheDir });
+      backend.expectLayer!(spec, { key, cacheDir });
+      const ahead = await backend.create(spec);
+      try {
+        expect(await ahead.startLayer!(`${scope}-gone`, { cacheDir })).toBeNull();
+        expect(await ahead.startLayer!(key, { cacheDir })).toMatchObject({ ahead: true });
+        expect((await ahead.exec('cat a.txt && echo b > a.txt && cat a.txt')).stdout).toBe('a\nb\n');
+      } finally {
+        await ahead.destroy();
+      }
+      // Not announced: its own container over the layer, which the sandbox before did not change.
+      const own = await backend.create(spec);
+      try {
+        const started = await own.startLayer!(key, { cacheDir });
+        expect(started).not.toBeNull();
+        expect(started!.ahead).toBeUndefined();
+        expect((await own.exec('cat a.txt')).stdout).toBe('a\n');
+      } finally {
+        await own.destroy();
+      }
+    } finally {
+      await backend.close();
+      await pruneLayers(docker, scope, { all: true });
+    }
+    expect(await sessionVolumes(docker, backend)).toEqual([]);
+    const left = await docker.listContainers({ all: true, filters: { label: [`${LABEL.session}=${backend.session}`] } });
+    expect(left).toEqual([]);
+  });
+
   // As root on the engine's host: the test takes the volume's mount away on the host, as slirp4netns's sandbox once did.
   // Docker only: Podman here makes plain-folder volumes (it refuses their size, see sandbox-limits), with no mount to lose.
   if (name === 'docker')
@@ -220,6 +271,64 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
         expect(await sessionVolumes(docker, backend)).toEqual([]);
       },
     );
+
+  test("a run with --pool starts the next fixtures' containers over their layers while the one before runs", async () => {
+    const docker = client();
+    const cache = new SetupCache(await tempDir());
+    const big: InlineFixture = { manifest: MANIFEST, files, oracle: await diffTrees(files, { 'add.sh': 'echo $(( $1 + $2 ))\n' }) };
+    const project = await makeProject({ a: big, b: big, c: big });
+    onTestFinished(() => project.cleanup());
+    const backends: DockerBackend[] = [];
+    /** One selfcheck, one fixture at a time, as `selfcheck -j 1 --pool 1` runs it (open → run → close). */
+    const selfcheck = async () => {
+      const backend = new DockerBackend(
+        dockerTestOptions({ runId: 'docker-ahead-run', pool: 1, ...(name === 'podman' ? { docker, name } : {}) }),
+      );
+      backends.push(backend);
+      const events: { id: string; event: FixtureEvent }[] = [];
+      await backend.open('docker-ahead-run');
+      try {
+        const outcome = await runFixtures({
+          ...(await discoverFixtures(project)),
+          backend,
+          runId: 'docker-ahead-run',
+          mode: 'selfcheck',
+          provider: oracleProvider,
+          concurrency: 1,
+          repeat: 1,
+          retryBaseMs: 10,
+          signal: new AbortController().signal,
+          setupCache: cache,
+          observer: { onEvent: (id, event) => events.push({ id, event }) },
+        });
+        return { verdicts: outcome.results.map((r) => `${r.fixtureId} ${r.verdict}`), events };
+      } finally {
+        await backend.close();
+      }
+    };
+    const uploads = (events: { id: string; event: FixtureEvent }[]) =>
+      events.flatMap(({ id, event: e }) =>
+        e.type === 'upload' ? [`${id} ${e.layer ? 'layer' : 'upload'}${e.ahead ? ' ahead' : ''}`] : [],
+      );
+    try {
+      // The first run makes the layers: none is there to start ahead from.
+      const making = await selfcheck();
+      expect(making.verdicts).toEqual(['a valid', 'b valid', 'c valid']);
+      expect(uploads(making.events)).toEqual(['a upload', 'b upload', 'c upload']);
+      // The second: the first fixture's container starts when it asks; the next ones' were started
+      // ahead (each announced as the one before it began), and no setup ran.
+      const ahead = await selfcheck();
+      expect(ahead.verdicts).toEqual(['a valid', 'b valid', 'c valid']);
+      expect(uploads(ahead.events)).toEqual(['a layer', 'b layer ahead', 'c layer ahead']);
+      expect(ahead.events.filter(({ event: e }) => e.type === 'command' && e.phase === 'setup')).toEqual([]);
+    } finally {
+      await pruneLayers(docker, cache.layers!.scope, { all: true });
+    }
+    for (const backend of backends) {
+      expect(await sessionVolumes(docker, backend)).toEqual([]);
+      expect(await docker.listContainers({ all: true, filters: { label: [`${LABEL.session}=${backend.session}`] } })).toEqual([]);
+    }
+  });
 
   test('the second selfcheck starts from the layer: no upload, no setup, the same verdicts', async () => {
     const docker = client();

@@ -116,13 +116,14 @@ export interface Sandbox {
   saveWorkspace?(dest: string): Promise<boolean>;
   /**
    * Prepared layers its engine keeps, for a backend whose workspace is not a host folder (Docker):
-   * `startLayer` starts the still-empty workspace copy-on-write from the layer `key` (its size, or
-   * null when there is none or it cannot), noting the use in the cache's `cacheDir` (with a
+   * `startLayer` starts the still-empty workspace copy-on-write from the layer `key` (its size, and
+   * `ahead` when its container was started before the sandbox asked (expectLayer); null when there
+   * is none or it cannot), noting the use in the cache's `cacheDir` (with a
    * `cacheDir`, only a layer noted there, as every layer that cache saved is, is looked for); `saveLayer`
    * keeps the workspace as it is now as that layer (why not, or null), the least recently used
    * layers of the same cache (`scope`, at `cacheDir`) going beyond `maxBytes`.
    */
-  startLayer?(key: string, info?: { cacheDir: string }): Promise<{ bytes: number } | null>;
+  startLayer?(key: string, info?: { cacheDir: string }): Promise<{ bytes: number; ahead?: boolean } | null>;
   saveLayer?(key: string, info: { fixture: string; maxBytes: number; scope: string; cacheDir: string }): Promise<string | null>;
   /** Idempotent, never throws: kills every process and removes every resource. */
   destroy(): Promise<void>;
@@ -135,4 +136,12 @@ export interface SandboxBackend {
   open?(runId: string): Promise<unknown>;
   /** End of a run, also after Ctrl-C: releases everything still held (pools). Never throws. */
   close?(): Promise<void>;
+  /**
+   * A sandbox of `spec` will soon start from the prepared layer `key` of the cache at `cacheDir`
+   * (the scheduler looks ahead): a backend whose sandboxes take long to start over a layer may
+   * start one now, for that sandbox's startLayer to take. Optional (absent: nothing to gain); never throws.
+   */
+  expectLayer?(spec: SandboxSpec, layer: { key: string; cacheDir: string }): void;
+  /** How many sandboxes expectLayer may have started ahead at once: the scheduler announces that many fixtures beyond the running ones. */
+  readonly startsAhead?: number;
 }

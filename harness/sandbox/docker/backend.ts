@@ -8,6 +8,8 @@ import { startSandboxContainer, type PreparedContainer, type SandboxPlan } from 
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
 import { LABEL, ownerLabels, type Role } from './labels.js';
+import { findLayer, layerNoted } from './layers.js';
+import { startOverLayer, type LayeredContainer } from './layer-start.js';
 import { resolveSetupNetwork } from './network.js';
 import { resetContainer } from './reset.js';
 import { DockerSandbox } from './sandbox.js';
@@ -24,7 +26,10 @@ export interface DockerBackendOptions {
   passEnv?: readonly string[];
   /** The image of fixtures that name none (default: redgreen/runtime:trixie, see `redgreen image build`). */
   image?: string;
-  /** Containers of the default image kept started and ready (`--pool N`). */
+  /**
+   * Containers of the default image kept started and ready (`--pool N`); as many again may be
+   * started ahead over the prepared layers of the fixtures the scheduler says come next.
+   */
   pool?: number;
   limits?: Partial<DockerLimits>;
   /** Network of commands that opt into it (default: `bridge` when the engine has one, else redgreen's own bridge; never `host`: network.ts). */
@@ -68,6 +73,15 @@ export class DockerBackend implements SandboxBackend {
    * or reset after a sandbox of the run (counted as on their way while the reset runs).
    */
   private readonly pools = new Map<string, WarmPool<PreparedContainer>>();
+  /** Containers started ahead over a prepared layer (expectLayer), by image and layer. */
+  private readonly layerPools = new Map<string, WarmPool<LayeredContainer>>();
+  /** Announced sandboxes whose container is not started yet: at most `--pool` are at a time. */
+  private readonly announced: { image: string; key: string }[] = [];
+  /** Containers started ahead (or on their way) and not handed out yet. */
+  private startedAheadCount = 0;
+  /** With `--pool`: announced sandboxes over a layer get their container started ahead, as many as the pool's size. */
+  readonly expectLayer?: (spec: SandboxSpec, layer: { key: string; cacheDir: string }) => void;
+  readonly startsAhead?: number;
   private readonly maxUses: number;
   private readonly shellServer: boolean;
   private readonly volumes: SandboxVolumes;
@@ -84,6 +98,10 @@ export class DockerBackend implements SandboxBackend {
     this.maxUses = options.maxUses ?? 1000;
     this.shellServer = options.server === 'sh';
     this.volumes = new SandboxVolumes(this.docker, this.limits);
+    if (options.pool) {
+      this.expectLayer = (spec, layer) => this.startAhead(spec, layer);
+      this.startsAhead = options.pool;
+    }
   }
 
   /** Whether this engine limits the size of the sandbox volumes (Podman before 4.4 does not). */
@@ -152,7 +170,92 @@ export class DockerBackend implements SandboxBackend {
       setupNetwork: () => (this.network ??= resolveSetupNetwork(this.docker, this.options.setupNetwork)),
       recycle: (p, fit) => this.recycle(p, fit),
       retire: (p) => this.retire(p),
+      startedAhead: (image, key) => this.takeStartedAhead(image, key),
     });
+  }
+
+  /**
+   * A sandbox of the run will start from the layer `key`: a container over it is started ahead
+   * (an empty one, then one over the layer: layer-start.ts), as soon as fewer than `--pool` are
+   * started and not handed out, in the order announced. A container start costs the engine half a
+   * second or more here: started while other fixtures run, it is not waited for.
+   */
+  private startAhead(spec: SandboxSpec, layer: { key: string; cacheDir: string }): void {
+    if (!this.reusing || this.closing || spec.runId !== this.runId || !layerNoted(layer.cacheDir, layer.key)) return;
+    this.announced.push({ image: spec.image ?? this.defaultImage, key: layer.key });
+    this.startAnnounced();
+  }
+
+  private startAnnounced(): void {
+    while (!this.closing && this.startedAheadCount < (this.options.pool ?? 0) && this.announced.length) {
+      const { image, key } = this.announced.shift()!;
+      this.startedAheadCount++;
+      this.layerPool(image, key).expect();
+    }
+  }
+
+  /** The containers started ahead over one layer; one that cannot be made frees its place at once. */
+  private layerPool(image: string, key: string): WarmPool<LayeredContainer> {
+    let pool = this.layerPools.get(`${image}\0${key}`);
+    if (!pool) {
+      pool = new WarmPool<LayeredContainer>({
+        size: 0,
+        make: async () => {
+          try {
+            return await this.prepareOverLayer(image, key);
+          } catch (e) {
+            this.settleAhead();
+            throw e;
+          }
+        },
+        discard: (l) => this.discard(l.container),
+      });
+      this.layerPools.set(`${image}\0${key}`, pool);
+    }
+    return pool;
+  }
+
+  /** A container started ahead was handed out (or could not be made): the next announced one starts. */
+  private settleAhead(): void {
+    this.startedAheadCount--;
+    this.startAnnounced();
+  }
+
+  /** The container started ahead over `key` for a sandbox of `image`, waiting for one on its way. */
+  private async takeStartedAhead(image: string, key: string): Promise<LayeredContainer | undefined> {
+    const got = await this.layerPools.get(`${image}\0${key}`)?.next();
+    if (got) this.settleAhead();
+    return got;
+  }
+
+  /**
+   * A container moved onto the layer `key`: an empty one (from the image's pool when one is ready
+   * there, else a new one) on whose volumes one over the layer starts; the empty one is removed.
+   */
+  private async prepareOverLayer(image: string, key: string): Promise<LayeredContainer> {
+    const lower = await findLayer(this.docker, key);
+    if (!lower) throw new RedgreenError('SANDBOX_FAILED', `no layer ${key} on the engine`);
+    const pooled = this.pools.get(image)?.take();
+    // Lent by its pool, it will not come back: the pool makes another.
+    if (pooled) this.pools.get(image)!.lost(pooled);
+    const empty = pooled ?? (await this.prepare(image, this.runId, '', 'pool'));
+    let layered: LayeredContainer | null = null;
+    try {
+      // As a sandbox's own start over a layer (DockerSandbox.startLayer), only with a command server.
+      const server = empty.server;
+      if (server)
+        layered = await startOverLayer(
+          this.docker,
+          empty,
+          lower,
+          async (argv) => (await server.run({ argv, env: {}, cwd: '/', internal: true })).result,
+        );
+      if (!layered) throw new RedgreenError('SANDBOX_FAILED', `the engine could not start a container over layer ${key}`);
+      return layered;
+    } finally {
+      if (layered) await this.retire(empty);
+      else await this.discard(empty);
+    }
   }
 
   /**
@@ -205,7 +308,7 @@ export class DockerBackend implements SandboxBackend {
     this.closing ??= (async () => {
       this.reusing = false;
       await this.opened?.catch(() => undefined);
-      await Promise.all([...this.pools.values()].map((pool) => pool.drain()));
+      await Promise.all([...this.pools.values(), ...this.layerPools.values()].map((pool) => pool.drain()));
       await collectGarbage(this.docker, { match: { [LABEL.session]: this.session }, ignoreLiveness: true }).catch(() => undefined);
     })();
     return this.closing;

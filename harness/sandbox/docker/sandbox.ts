@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { describeError, RedgreenError } from '../../errors.js';
 import { statusOf } from './client.js';
-import { overlayVolume, SCRATCH_DIR, WORKDIR } from './config.js';
+import { SCRATCH_DIR, WORKDIR } from './config.js';
 import { startSandboxContainer, type PreparedContainer } from './container.js';
 import { execSimple } from './exec.js';
 import { ExecMode } from './exec-mode.js';
 import { LABEL } from './labels.js';
-import { findLayer, layerNoted, markLayerUse, overlayOnLayer, saveLayer } from './layers.js';
+import { findLayer, layerNoted, markLayerUse, saveLayer } from './layers.js';
+import { startOverLayer, type LayeredContainer } from './layer-start.js';
 import { judgeLimits } from './limit-probe.js';
 import { runWithNetwork } from './network.js';
 import * as files from './files.js';
@@ -30,6 +31,8 @@ export interface DockerSandboxDeps {
   recycle: (p: PreparedContainer, fit: boolean) => Promise<void>;
   /** Removes a container this sandbox no longer uses (its volumes stay the sandbox's). Never throws. */
   retire: (p: PreparedContainer) => Promise<void>;
+  /** A container over the layer `key` that the backend started ahead for a sandbox of `image`, if it has one. Never throws. */
+  startedAhead: (image: string, key: string) => Promise<LayeredContainer | undefined>;
 }
 
 const gone = (p: Promise<unknown>) => p.catch((e: unknown) => (statusOf(e) === 404 ? undefined : Promise.reject(e)));
@@ -205,35 +208,31 @@ export class DockerSandbox implements Sandbox {
 
   /**
    * Moves the sandbox, its workspace still empty, onto a container whose workspace is an overlay
-   * over the prepared layer `key` (layers.ts): the new container starts while the old one still
-   * holds the `ws` tmpfs the overlay writes into, then the old one goes. Null, and the workspace
-   * empty again, when there is no such layer or the engine cannot mount it.
+   * over the prepared layer `key` (layers.ts): one the backend started ahead for it when there is
+   * one (the empty container then goes back to the backend), else a new one (layer-start.ts), and
+   * the old one goes. Null, and the workspace empty again, when there is no such layer or the
+   * engine cannot mount it.
    */
-  async startLayer(key: string, info?: { cacheDir: string }): Promise<{ bytes: number } | null> {
+  async startLayer(key: string, info?: { cacheDir: string }): Promise<{ bytes: number; ahead?: boolean } | null> {
     this.assertUsable();
     const old = this.c;
     if (!old.server || old.plan.layer) return null;
     // A layer of this cache was noted when it was made (layers.ts): without the note, no engine call.
     if (info && !layerNoted(info.cacheDir, key)) return null;
-    const lower = await findLayer(this.deps.docker, key).catch(() => null);
-    if (!lower) return null;
-    if ((await this.inside(['mkdir', `${WORKDIR}/upper`, `${WORKDIR}/work`])).exitCode !== 0) return null;
-    try {
-      const overlay = await overlayOnLayer(this.deps.docker, old.volume, lower, old.plan.labels);
-      if (overlay) {
-        const plan = { ...old.plan, layer: overlay.layer };
-        const fresh = await startSandboxContainer(this.deps.docker, plan, `${old.name}-${randomBytes(3).toString('hex')}`);
-        this.c = { ...old, ...fresh, plan, resettable: false, counters: { oomKills: 0, pidsMax: 0 } };
-        await this.deps.retire(old);
-        if (info) markLayerUse(info.cacheDir, key);
-        return { bytes: overlay.bytes };
-      }
-    } catch {
-      // The engine could not mount it (a rootless engine, a layer whose copy never finished): uploaded instead.
+    let layered: LayeredContainer | null = (await this.deps.startedAhead(old.image, key)) ?? null;
+    const ahead = layered !== null;
+    if (layered) {
+      this.c = layered.container;
+      await this.deps.recycle(old, true);
+    } else {
+      const lower = await findLayer(this.deps.docker, key).catch(() => null);
+      layered = lower && (await startOverLayer(this.deps.docker, old, lower, (argv) => this.inside(argv)));
+      if (!layered) return null;
+      this.c = layered.container;
+      await this.deps.retire(old);
     }
-    await gone(this.deps.docker.getVolume(overlayVolume(old.volume)).remove()).catch(() => undefined);
-    await this.inside(['rmdir', `${WORKDIR}/upper`, `${WORKDIR}/work`]);
-    return null;
+    if (info) markLayerUse(info.cacheDir, key);
+    return { bytes: layered.bytes, ...(ahead ? { ahead } : {}) };
   }
 
   /** Keeps the workspace (not one over a layer already) as the layer `key` on the engine (layers.ts). */
