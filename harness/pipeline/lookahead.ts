@@ -4,18 +4,26 @@ import type { SandboxBackend } from '../sandbox/core/types.js';
 import type { SetupCache } from './setup-cache.js';
 import { layerFor } from './workspace-layer-phase.js';
 
+interface Ahead {
+  read: Promise<ReadFixture>;
+  /** Settles once the backend was told (or it was found there is nothing to tell); never rejects. */
+  announced: Promise<void>;
+  withdraw?: () => void;
+}
+
 /**
  * The scheduler's look ahead: as each fixture starts, the backend is told which prepared layers
- * the fixtures after the running ones will start from, as many as it may start ahead
- * (`startsAhead`), so that a backend whose sandboxes start slowly over a layer (Docker with
- * `--pool`) starts theirs meanwhile. Those fixtures' trees are read for their fingerprints then,
- * and each reading handed to its fixture when it starts: nothing is read twice. Without a backend
- * that takes announcements (or without layers), each fixture is read when it starts, as before.
+ * the running fixtures and as many after them as it may start ahead (`startsAhead`) will start
+ * from, in order, so that a backend whose sandboxes start slowly over a layer (Docker with
+ * `--pool`) starts theirs meanwhile (a running fixture's at once, before it asks). Those fixtures'
+ * trees are read for their fingerprints then, and each reading handed to its fixture when it
+ * starts: nothing is read twice. Without a backend that takes announcements (or without layers),
+ * each fixture is read when it starts, as before.
  */
 export class Lookahead {
-  private readonly reads = new Map<number, Promise<ReadFixture>>();
-  /** The last fixture announced (or started without: the first `concurrency` start at once). */
-  private announced: number;
+  private readonly ahead = new Map<number, Ahead>();
+  /** The last fixture announced. */
+  private announced = -1;
 
   constructor(
     private readonly o: {
@@ -26,34 +34,46 @@ export class Lookahead {
       concurrency: number;
       signal: AbortSignal;
     },
-  ) {
-    this.announced = o.concurrency - 1;
+  ) {}
+
+  /**
+   * The tree of the fixture at `index` (read ahead, or now), once its own announcement is made
+   * (so that its sandbox finds what was started for it); the next ones are announced.
+   */
+  async read(index: number): Promise<ReadFixture> {
+    const last = Math.min(index + this.o.concurrency + (this.o.backend.startsAhead ?? 0) - 1, this.o.fixtures.length - 1);
+    while (this.announced < last) this.announce(++this.announced);
+    const own = this.ahead.get(index);
+    if (!own) return readFixture(this.o.fixtures[index]!);
+    await own.announced;
+    return own.read;
   }
 
-  /** The tree of the fixture at `index` (read ahead, or now); the fixtures up to `concurrency + startsAhead` later are announced. */
-  read(index: number): Promise<ReadFixture> {
-    const read = this.reads.get(index) ?? readFixture(this.o.fixtures[index]!);
-    this.reads.delete(index);
-    const last = index + this.o.concurrency + (this.o.backend.startsAhead ?? 0) - 1;
-    while (this.announced < Math.min(last, this.o.fixtures.length - 1)) this.announce(++this.announced);
-    return read;
+  /** The fixture at `index` ended: what was started for it and not taken is given up. */
+  done(index: number): void {
+    this.ahead.get(index)?.withdraw?.();
+    this.ahead.delete(index);
   }
 
   private announce(index: number): void {
     const { backend, setupCache, signal } = this.o;
-    const fixture = this.o.fixtures[index];
+    const fixture = this.o.fixtures[index]!;
     const layers = setupCache?.layers;
-    if (!fixture || !backend.expectLayer || !layers || signal.aborted) return;
+    if (!backend.expectLayer || !layers || signal.aborted) return;
     const read = readFixture(fixture);
-    this.reads.set(index, read);
+    const entry: Ahead = { read, announced: Promise.resolve() };
     // A tree that cannot be read is that fixture's verdict when it starts; nothing is announced.
-    void read
+    entry.announced = read
       .then(async ({ sha256 }) => {
         const { key } = await layerFor(fixture, sha256, backend.name);
         if (signal.aborted) return;
         const image = fixture.manifest.image;
-        backend.expectLayer!({ runId: this.o.runId, fixtureId: fixture.id, ...(image ? { image } : {}) }, { key, cacheDir: layers.dir });
+        entry.withdraw = backend.expectLayer!(
+          { runId: this.o.runId, fixtureId: fixture.id, ...(image ? { image } : {}) },
+          { key, cacheDir: layers.dir },
+        );
       })
       .catch(() => undefined);
+    this.ahead.set(index, entry);
   }
 }

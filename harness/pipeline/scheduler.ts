@@ -168,6 +168,7 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
           if (!isRedgreenError(e, 'INTERRUPTED')) throw e;
           unfinished.push(fixture.id);
         } finally {
+          ahead.done(index);
           free.push(slot);
         }
       }),

@@ -51,47 +51,6 @@ describe('warm pool', () => {
     await p.drain();
   });
 
-  it('expect() makes one item more for a caller announced ahead; its hand-out settles it, with no refill', async () => {
-    const { p, made, gate, open } = pool({ size: 0 });
-    await p.fill();
-    expect(made).toEqual([]);
-    gate(true);
-    p.expect();
-    expect(p.held).toBe(1);
-    // The announced caller waits for the one on its way rather than making its own.
-    const waiting = p.next();
-    open();
-    expect(await waiting).toBe(1);
-    await p.settled();
-    expect(made).toEqual([1]);
-    expect(p.held).toBe(0);
-    // Two announced: two made, each handed out once; then none is made again.
-    gate(false);
-    p.expect();
-    p.expect();
-    await p.settled();
-    expect([p.take(), p.take(), p.take()]).toEqual([2, 3, undefined]);
-    await p.settled();
-    expect(made).toEqual([1, 2, 3]);
-    await p.drain();
-  });
-
-  it('an announced item that could not be made settles its announcement: the caller makes its own, nothing is tried again', async () => {
-    let tries = 0;
-    const p = new WarmPool<number>({
-      size: 0,
-      make: () => Promise.reject(new Error(`make ${++tries} failed`)),
-      discard: async () => undefined,
-    });
-    p.expect();
-    expect(await p.next()).toBeUndefined();
-    expect(p.take()).toBeUndefined();
-    await p.settled();
-    expect(tries).toBe(1);
-    expect(p.held).toBe(0);
-    await p.drain();
-  });
-
   it('discards items idle for longer than maxIdleMs instead of handing them out', async () => {
     const { p, discarded } = pool({ size: 1, maxIdleMs: 0 });
     await p.fill();

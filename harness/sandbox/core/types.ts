@@ -139,9 +139,11 @@ export interface SandboxBackend {
   /**
    * A sandbox of `spec` will soon start from the prepared layer `key` of the cache at `cacheDir`
    * (the scheduler looks ahead): a backend whose sandboxes take long to start over a layer may
-   * start one now, for that sandbox's startLayer to take. Optional (absent: nothing to gain); never throws.
+   * start one now, for that sandbox's startLayer to take. Returns the withdrawal, called once the
+   * fixture ended (what its sandbox did not take is discarded). Optional (absent: nothing to
+   * gain); never throws.
    */
-  expectLayer?(spec: SandboxSpec, layer: { key: string; cacheDir: string }): void;
+  expectLayer?(spec: SandboxSpec, layer: { key: string; cacheDir: string }): () => void;
   /** How many sandboxes expectLayer may have started ahead at once: the scheduler announces that many fixtures beyond the running ones. */
   readonly startsAhead?: number;
 }

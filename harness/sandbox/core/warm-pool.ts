@@ -37,8 +37,6 @@ export class WarmPool<T> {
   private readonly waiters: ((item: T | undefined) => void)[] = [];
   private draining = false;
   private failures = 0;
-  /** Items announced ahead (expect) and not handed out yet: made on top of `size`. */
-  private expected = 0;
   /** With `returns`: handed out and neither back nor lost yet. */
   private readonly lent = new Set<T>();
   /** Items handed out. */
@@ -53,7 +51,7 @@ export class WarmPool<T> {
     while (
       !this.draining &&
       this.failures < (this.o.maxFailures ?? Infinity) &&
-      this.ready.length + this.pending.size + this.lent.size - this.waiters.length < this.o.size + this.expected
+      this.ready.length + this.pending.size + this.lent.size - this.waiters.length < this.o.size
     ) {
       const p: Promise<void> = this.o
         .make()
@@ -65,8 +63,6 @@ export class WarmPool<T> {
           (e: unknown) => {
             this.failures++;
             this.lastError = e;
-            // An announced caller then makes its own: the announcement is settled.
-            if (this.expected > 0) this.expected--;
             return this.arrive(undefined);
           },
         )
@@ -113,7 +109,6 @@ export class WarmPool<T> {
   private handedOut(item: T | undefined): void {
     if (item !== undefined) {
       this.hits++;
-      if (this.expected > 0) this.expected--;
       if (this.o.returns) this.lent.add(item);
     }
     void this.fill();
@@ -147,23 +142,8 @@ export class WarmPool<T> {
     if (this.lent.delete(item)) void this.fill();
   }
 
-  /**
-   * A caller announced ahead: one more item is made, on top of `size`; the next hand-out settles
-   * the announcement, as does a failure to make it (a sandbox over a prepared layer, started
-   * before its fixture begins).
-   */
-  expect(): void {
-    this.expected++;
-    void this.fill();
-  }
-
   get available(): number {
     return this.ready.length;
-  }
-
-  /** Items ready or on their way. */
-  get held(): number {
-    return this.ready.length + this.pending.size;
   }
 
   /** Resolves once an item is ready, or once every creation started so far has failed. */

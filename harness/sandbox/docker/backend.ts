@@ -16,6 +16,7 @@ import { DockerSandbox } from './sandbox.js';
 import { containerEnv } from './sandbox-env.js';
 import { SandboxVolumes } from './volumes.js';
 import { DEFAULT_LIMITS } from '../core/limits.js';
+import { StartsAhead } from '../core/starts-ahead.js';
 import { WarmPool } from '../core/warm-pool.js';
 import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
@@ -74,13 +75,9 @@ export class DockerBackend implements SandboxBackend {
    */
   private readonly pools = new Map<string, WarmPool<PreparedContainer>>();
   /** Containers started ahead over a prepared layer (expectLayer), by image and layer. */
-  private readonly layerPools = new Map<string, WarmPool<LayeredContainer>>();
-  /** Announced sandboxes whose container is not started yet: at most `--pool` are at a time. */
-  private readonly announced: { image: string; key: string }[] = [];
-  /** Containers started ahead (or on their way) and not handed out yet. */
-  private startedAheadCount = 0;
+  private ahead?: StartsAhead<LayeredContainer>;
   /** With `--pool`: announced sandboxes over a layer get their container started ahead, as many as the pool's size. */
-  readonly expectLayer?: (spec: SandboxSpec, layer: { key: string; cacheDir: string }) => void;
+  readonly expectLayer?: (spec: SandboxSpec, layer: { key: string; cacheDir: string }) => () => void;
   readonly startsAhead?: number;
   private readonly maxUses: number;
   private readonly shellServer: boolean;
@@ -170,62 +167,21 @@ export class DockerBackend implements SandboxBackend {
       setupNetwork: () => (this.network ??= resolveSetupNetwork(this.docker, this.options.setupNetwork)),
       recycle: (p, fit) => this.recycle(p, fit),
       retire: (p) => this.retire(p),
-      startedAhead: (image, key) => this.takeStartedAhead(image, key),
+      startedAhead: async (image, key) => this.ahead?.take(`${image}\0${key}`),
     });
   }
 
   /**
    * A sandbox of the run will start from the layer `key`: a container over it is started ahead
-   * (an empty one, then one over the layer: layer-start.ts), as soon as fewer than `--pool` are
-   * started and not handed out, in the order announced. A container start costs the engine half a
-   * second or more here: started while other fixtures run, it is not waited for.
+   * (an empty one, then one over the layer: layer-start.ts), up to `--pool` at a time, in the
+   * order announced. A container start costs the engine half a second or more here: started while
+   * other fixtures run, it is not waited for. Returns the withdrawal (the sandbox will not ask).
    */
-  private startAhead(spec: SandboxSpec, layer: { key: string; cacheDir: string }): void {
-    if (!this.reusing || this.closing || spec.runId !== this.runId || !layerNoted(layer.cacheDir, layer.key)) return;
-    this.announced.push({ image: spec.image ?? this.defaultImage, key: layer.key });
-    this.startAnnounced();
-  }
-
-  private startAnnounced(): void {
-    while (!this.closing && this.startedAheadCount < (this.options.pool ?? 0) && this.announced.length) {
-      const { image, key } = this.announced.shift()!;
-      this.startedAheadCount++;
-      this.layerPool(image, key).expect();
-    }
-  }
-
-  /** The containers started ahead over one layer; one that cannot be made frees its place at once. */
-  private layerPool(image: string, key: string): WarmPool<LayeredContainer> {
-    let pool = this.layerPools.get(`${image}\0${key}`);
-    if (!pool) {
-      pool = new WarmPool<LayeredContainer>({
-        size: 0,
-        make: async () => {
-          try {
-            return await this.prepareOverLayer(image, key);
-          } catch (e) {
-            this.settleAhead();
-            throw e;
-          }
-        },
-        discard: (l) => this.discard(l.container),
-      });
-      this.layerPools.set(`${image}\0${key}`, pool);
-    }
-    return pool;
-  }
-
-  /** A container started ahead was handed out (or could not be made): the next announced one starts. */
-  private settleAhead(): void {
-    this.startedAheadCount--;
-    this.startAnnounced();
-  }
-
-  /** The container started ahead over `key` for a sandbox of `image`, waiting for one on its way. */
-  private async takeStartedAhead(image: string, key: string): Promise<LayeredContainer | undefined> {
-    const got = await this.layerPools.get(`${image}\0${key}`)?.next();
-    if (got) this.settleAhead();
-    return got;
+  private startAhead(spec: SandboxSpec, layer: { key: string; cacheDir: string }): () => void {
+    if (!this.reusing || this.closing || spec.runId !== this.runId || !layerNoted(layer.cacheDir, layer.key)) return () => undefined;
+    const image = spec.image ?? this.defaultImage;
+    this.ahead ??= new StartsAhead<LayeredContainer>({ limit: this.options.pool ?? 0, discard: (l) => this.discard(l.container) });
+    return this.ahead.announce(`${image}\0${layer.key}`, () => this.prepareOverLayer(image, layer.key));
   }
 
   /**
@@ -308,7 +264,7 @@ export class DockerBackend implements SandboxBackend {
     this.closing ??= (async () => {
       this.reusing = false;
       await this.opened?.catch(() => undefined);
-      await Promise.all([...this.pools.values(), ...this.layerPools.values()].map((pool) => pool.drain()));
+      await Promise.all([...[...this.pools.values()].map((pool) => pool.drain()), this.ahead?.drain()]);
       await collectGarbage(this.docker, { match: { [LABEL.session]: this.session }, ignoreLiveness: true }).catch(() => undefined);
     })();
     return this.closing;
