@@ -125,6 +125,7 @@ export function program(): Command {
     .option('--setup <command>', 'with --from-commit: the setup instead of the detected one (repeatable)', collect, [])
     .option('--no-setup', 'with --from-commit: no setup (the sandbox already has what the tests need)')
     .option('--setup-network', 'with --setup: its commands may reach the network')
+    .option('--test-command <command>', 'with --from-commit: the test command instead of the detected one (it runs the detected runner)')
     .option('--repeat <n>', 'with --from-commit: run each test phase n times; a test that changes status is flaky')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const { newFixture, NewOptionsSchema } = await import('./commands/new.js');
@@ -137,7 +138,18 @@ export function program(): Command {
         return;
       }
       // Said before the options are parsed, where they would only be "unknown".
-      for (const flag of ['repo', 'tests', 'issueFile', 'byReference', 'keepInvalid', 'repeat', 'backend', 'setup', 'setupNetwork'])
+      for (const flag of [
+        'repo',
+        'tests',
+        'issueFile',
+        'byReference',
+        'keepInvalid',
+        'repeat',
+        'backend',
+        'setup',
+        'setupNetwork',
+        'testCommand',
+      ])
         if (typed(flag))
           throw new RedgreenError('USAGE', `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} goes with --from-commit`);
       process.exitCode = await newFixture(id, await optionsOf(() => NewOptionsSchema, cmd));
@@ -162,6 +174,7 @@ export function program(): Command {
     .option('--setup <command>', "every candidate's setup, instead of the detected one (repeatable)", collect, [])
     .option('--no-setup', 'no setup (the sandbox already has what the tests need)')
     .option('--setup-network', 'with --setup: its commands may reach the network')
+    .option('--test-command <command>', "every candidate's test command, instead of the detected one (it runs the detected runner)")
     .action(async (ref: string, _opts: unknown, cmd: Command) => {
       const { mine, mineOptionsSchema } = await import('./commands/mine.js');
       process.exitCode = await mine(ref, await optionsOf(mineOptionsSchema, cmd));

@@ -83,6 +83,7 @@ export async function mine(ref: string, options: MineOptions): Promise<number> {
         maxFiles: options.maxFiles,
         maxLines: options.maxLines,
         ...(setup !== undefined ? { setup } : {}),
+        ...(options.testCommand ? { testCommand: options.testCommand } : {}),
       });
       drafts.push(draftOf(c, repo, options.byReference));
       subjects.set(id, { commit: sha, subject: c.commit.subject });

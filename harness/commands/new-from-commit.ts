@@ -9,10 +9,14 @@ import type { FixtureDraft } from '../fixtures/write-fixture.js';
 import { RunBaseSchema, runOptionsSchema } from './options.js';
 import { verifyDrafts } from './verify-drafts.js';
 
-/** --setup <command> (repeatable) and --no-setup (false), --setup-network: the setup instead of the detected one. */
+/**
+ * --setup <command> (repeatable) and --no-setup (false), --setup-network: the setup instead of the
+ * detected one; --test-command: the test command instead of the detected one.
+ */
 export const SetupShape = {
   setup: z.union([z.literal(false), z.array(z.string().min(1, 'an empty --setup command'))]).optional(),
   setupNetwork: z.boolean().default(false),
+  testCommand: z.string().trim().min(1, 'an empty --test-command').optional(),
 };
 
 /** The setup the options give, or undefined to keep the detected one. */
@@ -27,6 +31,10 @@ export function setupChoice(o: { setup?: string[] | false | undefined; setupNetw
   if (o.setup === false) return null;
   return o.setup?.length ? { commands: o.setup, network: o.setupNetwork } : undefined;
 }
+
+/** What to try when a candidate is not RED or not GREEN for another reason than its setup. */
+export const TESTS_HINT =
+  '--tests <glob> if test files were misjudged, --test-command <command> if the detected command runs tests it should not (or misses some)';
 
 /** What to try when a candidate's setup failed: the detected setup may need what this machine lacks. */
 export const SETUP_HINT =
@@ -70,6 +78,7 @@ export async function newFromCommit(id: string, options: FromCommitOptions): Pro
     tests: options.tests,
     ...(issue !== undefined ? { issue } : {}),
     ...(setup !== undefined ? { setup } : {}),
+    ...(options.testCommand ? { testCommand: options.testCommand } : {}),
   });
   process.stderr.write(describeCandidate(candidate, repo));
   const { verdicts } = await verifyDrafts([draftOf(candidate, repo, options.byReference)], paths, options);
@@ -82,7 +91,7 @@ export async function newFromCommit(id: string, options: FromCommitOptions): Pro
   process.stderr.write(
     v.kept
       ? `written anyway (--keep-invalid): ${where} is ${v.verdict}: ${v.reason}\n`
-      : `not written: ${id} is ${v.verdict}: ${v.reason}\n  hint: ${/^setup /.test(v.reason) ? SETUP_HINT : '--tests <glob> if test files were misjudged'}, --keep-invalid to write it and fix it by hand\n`,
+      : `not written: ${id} is ${v.verdict}: ${v.reason}\n  hint: ${/^setup /.test(v.reason) ? SETUP_HINT : TESTS_HINT}, --keep-invalid to write it and fix it by hand\n`,
   );
   return 1;
 }
@@ -103,7 +112,7 @@ export function describeCandidate(c: CommitCandidate, repo: Repository): string 
   const given = c.setupGiven && setup ? ' (given: --setup)' : '';
   const lines = [
     `${c.id}: ${repo.ref} ${c.commit.sha.slice(0, 12)} "${c.commit.subject}" (parent ${c.commit.parent.slice(0, 12)})`,
-    `  runner: ${d.runner} (${d.language}), test command: ${d.command}`,
+    `  runner: ${d.runner} (${d.language}), test command: ${c.manifest.test.command}${c.testCommandGiven ? ' (given: --test-command)' : ''}`,
     ...d.reasons.map((r) => `    because ${r}`),
     `  setup: ${shown}${setup?.network ? ' (with network)' : ''}${given}`,
     ...(Object.keys(d.env).length

@@ -236,3 +236,57 @@ test('a fix that changes what setup installs from: not GREEN, and the reason say
     /not written: dep is not_green: not GREEN: .*\(the fix changes requirements\.txt, which setup installs from, and setup runs before the patch only/,
   );
 });
+
+// The detected command runs everything the runner finds: a module named like a test that fails
+// before and after the fix keeps the fixture from GREEN. --test-command runs only what it names.
+test('--test-command: the command instead of the detected one, for new --from-commit and mine', async () => {
+  const bug = 'def clamp(x, lo, hi):\n    return max(lo, x)\n';
+  const fixed = 'def clamp(x, lo, hi):\n    return min(hi, max(lo, x))\n';
+  const tests = (upper: boolean) =>
+    `from clamp import clamp\n\n\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n${upper ? '\n\ndef test_upper():\n    assert clamp(15, 0, 10) == 10\n' : ''}`;
+  const repo = path.join(base, 'repos', 'test-command');
+  const shas = await makeGitRepo(repo, [
+    {
+      message: 'Add clamp()',
+      files: {
+        'pytest.ini': '[pytest]\npythonpath = .\n',
+        'clamp.py': bug,
+        'tests/test_clamp.py': tests(false),
+        // Data the tools read, named like a test module: it cannot be imported by pytest.
+        'tools/test_data.py': 'import a_module_that_is_not_here\n',
+      },
+    },
+    { message: 'Fix the upper bound', files: { 'clamp.py': fixed, 'tests/test_clamp.py': tests(true) } },
+  ]);
+  const env = { XDG_CACHE_HOME: xdg };
+  const args = (root: string) => ['new', 'clamp_tc', '--from-commit', shas[1]!, '--repo', repo, '--root', path.join(base, root)];
+  const detected = await runCli(args('project-tc-detected'), { env });
+  expect(detected.code, detected.stderr).toBe(1);
+  expect(detected.stderr).toMatch(/not written: clamp_tc is not_green: .*tools\/test_data\.py/);
+  expect(detected.stderr).toContain('--test-command <command> if the detected command runs tests it should not');
+
+  const given = await runCli([...args('project-tc-given'), '--test-command', 'python -m pytest tests'], { env });
+  expect(given.code, given.stderr).toBe(0);
+  expect(given.stderr).toContain('test command: python -m pytest tests (given: --test-command)');
+  const manifest = JSON.parse(
+    await readFile(path.join(base, 'project-tc-given', 'fixtures', 'clamp_tc', 'fixture.json'), 'utf8'),
+  ) as Record<string, any>;
+  expect(manifest.test.command).toBe('python -m pytest tests');
+  expect(manifest.tests).toEqual({ failToPass: ['tests/test_clamp.py::test_upper'], passToPass: ['tests/test_clamp.py::test_inside'] });
+
+  const mined = await runCli(
+    ['mine', repo, '--root', path.join(base, 'mine-tc'), '--limit', '1', '--json', '--test-command', 'python -m pytest tests'],
+    {
+      env,
+    },
+  );
+  expect(mined.code, mined.stderr).toBe(0);
+  expect((JSON.parse(mined.stdout) as { commits: { kept: boolean }[] }).commits.map((c) => c.kept)).toEqual([true]);
+
+  // Bad input: an empty command; --test-command without --from-commit.
+  expect((await runCli([...args('project-tc-bad'), '--test-command', ' '], { env })).stderr).toMatch(/an empty --test-command/);
+  const plain = await runCli(['new', 'clamp_tc', '--root', path.join(base, 'project-tc-bad'), '--test-command', 'pytest'], { env });
+  expect(plain.code).toBe(2);
+  expect(plain.stderr).toContain('--test-command goes with --from-commit');
+  expect(await readdir(path.join(base, 'project-tc-bad')).catch(() => [])).toEqual([]);
+});
