@@ -24,6 +24,8 @@ export class Lookahead {
   private readonly ahead = new Map<number, Ahead>();
   /** The last fixture announced. */
   private announced = -1;
+  /** Settles once the last fixture announced was told: the backend hears them in order. */
+  private told: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly o: {
@@ -63,14 +65,18 @@ export class Lookahead {
     const read = readFixture(fixture);
     const entry: Ahead = { read, announced: Promise.resolve() };
     // A tree that cannot be read is that fixture's verdict when it starts; nothing is announced.
-    entry.announced = read
-      .then(async ({ sha256 }) => {
-        const { key } = await layerFor(fixture, sha256, backend.name);
+    const key = read.then(async ({ sha256 }) => (await layerFor(fixture, sha256, backend.name)).key);
+    key.catch(() => undefined);
+    // Trees are read side by side, but the backend is told in the fixtures' order: it starts
+    // ahead in the order told, so a later fixture read sooner must not take an earlier one's turn.
+    entry.announced = this.told = this.told
+      .then(async () => {
+        const layer = await key;
         if (signal.aborted) return;
         const image = fixture.manifest.image;
         entry.withdraw = backend.expectLayer!(
           { runId: this.o.runId, fixtureId: fixture.id, ...(image ? { image } : {}) },
-          { key, cacheDir: layers.dir },
+          { key: layer, cacheDir: layers.dir },
         );
       })
       .catch(() => undefined);
