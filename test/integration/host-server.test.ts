@@ -201,19 +201,34 @@ describe('host servers', () => {
       let open!: () => void;
       const gate = new Promise<void>((resolve) => (open = resolve));
       let calls = 0;
-      // The first call (the stop) kills the command, then is slow to finish its look, as on a busy machine.
+      let stopping = false;
+      // The stop's call kills the command, then is slow to finish its look, as on a busy machine;
+      // any other call (the reap of what the command left) goes through.
       const kill = new CommandKill(async () => {
+        const stop = stopping;
+        stopping = false;
+        calls++;
         for (const pid of processesWith(t)) process.kill(pid, 'SIGKILL');
-        if (++calls === 1) await gate;
+        if (stop) await gate;
       });
       const framed = vi.spyOn(CommandServer.prototype, 'run');
       const stop = new AbortController();
       let ended = false;
       const running = s.run({ argv: ['sleep', t], env: {}, cwd: '/', signal: stop.signal }, kill).finally(() => (ended = true));
       try {
-        await expect.poll(() => processesWith(t).length).toBe(1);
+        await expect.poll(() => processesWith(t).length, { timeout: 30_000 }).toBe(1);
+        stopping = true;
         stop.abort();
-        await framed.mock.results[0]!.value; // the server has said how the command ended
+        expect(calls).toBe(1); // the abort called the kill at once
+        let said = false;
+        void (framed.mock.results[0]!.value as Promise<unknown>).then(() => (said = true));
+        // The server says how the command ended without waiting for the stop's kill to finish.
+        await expect
+          .poll(() => said, { timeout: 30_000 })
+          .toBe(true)
+          .catch((e: unknown) => {
+            throw new Error(`the server said nothing (kill calls: ${calls}, left: ${processesWith(t).join(' ') || 'none'})`, { cause: e });
+          });
         expect(calls).toBe(2); // the stop's kill, and the reap of what the command left
         await new Promise((resolve) => setImmediate(resolve));
         expect(ended).toBe(false);
