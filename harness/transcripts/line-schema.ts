@@ -18,7 +18,14 @@ const StreamSchema = z.object({
 });
 
 const EventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('fixture'), fixtureId: z.string(), title: z.string(), runner: z.string(), backend: z.string(), fixtureSha256: z.string() }),
+  z.object({
+    type: z.literal('fixture'),
+    fixtureId: z.string(),
+    title: z.string(),
+    runner: z.string(),
+    backend: z.string(),
+    fixtureSha256: z.string(),
+  }),
   z.object({ type: z.literal('phase'), phase: PhaseSchema, status: z.enum(['start', 'end']), durationMs: z.number().optional() }),
   z.object({ type: z.literal('sandbox'), sandboxId: z.string(), backend: z.string(), workdir: z.string() }),
   z.object({ type: z.literal('baseline'), sharedFrom: z.string(), state: z.string() }),
@@ -51,7 +58,14 @@ const EventSchema = z.discriminatedUnion('type', [
     stdout: StreamSchema,
     stderr: StreamSchema,
   }),
-  z.object({ type: z.literal('file'), phase: PhaseSchema, path: z.string(), bytes: z.number(), sha256: z.string(), action: z.enum(['write', 'remove']) }),
+  z.object({
+    type: z.literal('file'),
+    phase: PhaseSchema,
+    path: z.string(),
+    bytes: z.number(),
+    sha256: z.string(),
+    action: z.enum(['write', 'remove']),
+  }),
   z.object({
     type: z.literal('patch'),
     source: z.string(),

@@ -34,7 +34,10 @@ export interface TranscriptRun {
 }
 
 const issues = (e: { issues: { path: PropertyKey[]; message: string }[] }) =>
-  e.issues.slice(0, 3).map((i) => `${i.path.map(String).join('.') || '(line)'}: ${i.message}`).join('; ');
+  e.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.map(String).join('.') || '(line)'}: ${i.message}`)
+    .join('; ');
 
 /**
  * Parses a JSONL transcript: a torn last line is noted, a corrupted line is reported by number.
@@ -79,12 +82,20 @@ function refuseVersion(file: string, json: Record<string, unknown>): never {
   const by = typeof recordedBy === 'string' ? ` (recorded by redgreen ${recordedBy})` : '';
   const hint = 'replay it with the redgreen version that recorded it';
   if (typeof schema !== 'string') {
-    throw new RedgreenError('TRANSCRIPT_SCHEMA', `${file}: no schema version${by}: a transcript from before versioned transcripts; this redgreen reads ${RUN_SCHEMA}`, hint);
+    throw new RedgreenError(
+      'TRANSCRIPT_SCHEMA',
+      `${file}: no schema version${by}: a transcript from before versioned transcripts; this redgreen reads ${RUN_SCHEMA}`,
+      hint,
+    );
   }
   const m = /^redgreen\.run\/(\d+)$/.exec(schema);
   const current = Number(RUN_SCHEMA.split('/')[1]);
   const age = !m ? 'an unknown transcript schema' : Number(m[1]) < current ? 'an older transcript schema' : 'a newer transcript schema';
-  throw new RedgreenError('TRANSCRIPT_SCHEMA', `${file}: schema "${schema}"${by} is ${age}; this redgreen reads ${RUN_SCHEMA}`, m && Number(m[1]) > current ? 'upgrade redgreen to replay it' : hint);
+  throw new RedgreenError(
+    'TRANSCRIPT_SCHEMA',
+    `${file}: schema "${schema}"${by} is ${age}; this redgreen reads ${RUN_SCHEMA}`,
+    m && Number(m[1]) > current ? 'upgrade redgreen to replay it' : hint,
+  );
 }
 
 /** Finds a run's transcript folder: a path to it (or to its run.json), or a run id under `transcriptsDir`. */
@@ -102,7 +113,12 @@ export async function locateRun(given: string, transcriptsDir: string): Promise<
 export async function openRun(dir: string): Promise<TranscriptRun> {
   const file = path.join(dir, 'run.json');
   const text = await readFile(file, 'utf8').catch(() => null);
-  if (text === null) throw new RedgreenError('TRANSCRIPT_NOT_FOUND', `${file}: not found`, 'a transcript folder holds run.json and one <fixture>.jsonl per fixture');
+  if (text === null)
+    throw new RedgreenError(
+      'TRANSCRIPT_NOT_FOUND',
+      `${file}: not found`,
+      'a transcript folder holds run.json and one <fixture>.jsonl per fixture',
+    );
   let json: Record<string, unknown>;
   try {
     json = JSON.parse(text) as Record<string, unknown>;
@@ -126,7 +142,10 @@ export async function readFixture(run: TranscriptRun, fixtureId: string, only?: 
   const file = path.join(run.dir, name);
   const base: FixtureTranscript = { fixtureId, file, lines: [], problems: [], torn: null, result: null, missing: false };
   if (path.basename(name) !== name || !name.endsWith('.jsonl')) {
-    return { ...base, problems: [{ line: 0, message: `run.json names transcript "${name}", which is not a .jsonl file of this folder: not read` }] };
+    return {
+      ...base,
+      problems: [{ line: 0, message: `run.json names transcript "${name}", which is not a .jsonl file of this folder: not read` }],
+    };
   }
   const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
     if (e.code === 'ENOENT') return null;

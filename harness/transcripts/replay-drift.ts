@@ -31,7 +31,12 @@ export function traceOf(events: readonly LineEvent[], result: FixtureResult | nu
     if (e.type === 'command' && e.phase !== 'agent' && e.phase !== 'setup') {
       steps.push({ kind: 'command', key: e.label, command: normaliseCommand(e.command), exitCode: e.exitCode, timedOut: e.timedOut });
     } else if (e.type === 'tests') {
-      steps.push({ kind: 'tests', key: `${e.phase.toUpperCase()} tests${e.run > 1 ? ` #${e.run}` : ''}`, state: e.state, statuses: new Map(e.tests.map((t) => [t.id, t.status])) });
+      steps.push({
+        kind: 'tests',
+        key: `${e.phase.toUpperCase()} tests${e.run > 1 ? ` #${e.run}` : ''}`,
+        state: e.state,
+        statuses: new Map(e.tests.map((t) => [t.id, t.status])),
+      });
     }
   }
   const verdict = result?.verdict ?? events.findLast((e) => e.type === 'verdict')?.verdict ?? null;
@@ -42,7 +47,8 @@ function compareStep(a: Step, b: Step): string[] {
   if (a.kind === 'command' && b.kind === 'command') {
     const out: string[] = [];
     if (a.command !== b.command) out.push(`${a.key}: command \`${a.command}\` recorded, \`${b.command}\` now`);
-    if (a.timedOut !== b.timedOut) out.push(`${a.key}: ${a.timedOut ? 'timed out' : 'finished'} when recorded, ${b.timedOut ? 'timed out' : 'finished'} now`);
+    if (a.timedOut !== b.timedOut)
+      out.push(`${a.key}: ${a.timedOut ? 'timed out' : 'finished'} when recorded, ${b.timedOut ? 'timed out' : 'finished'} now`);
     else if (a.exitCode !== b.exitCode) out.push(`${a.key}: exit code ${a.exitCode} recorded, ${b.exitCode} now`);
     return out;
   }
@@ -75,7 +81,8 @@ export function diffTraces(recorded: Trace, replayed: Trace): string[] {
     } else if (a) out.push(`${a.key} was recorded but did not run now`);
     else if (b) out.push(`${b.key} ran now but was not recorded`);
   }
-  if (recorded.patchStatus !== replayed.patchStatus) out.push(`patch: ${recorded.patchStatus ?? 'none'} recorded, ${replayed.patchStatus ?? 'none'} now`);
+  if (recorded.patchStatus !== replayed.patchStatus)
+    out.push(`patch: ${recorded.patchStatus ?? 'none'} recorded, ${replayed.patchStatus ?? 'none'} now`);
   if (recorded.verdict !== replayed.verdict) out.push(`verdict: ${recorded.verdict ?? 'none'} recorded, ${replayed.verdict ?? 'none'} now`);
   return out;
 }

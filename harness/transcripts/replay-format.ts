@@ -40,10 +40,18 @@ export function formatCommand(e: Extract<TranscriptLine, { type: 'command' }>, w
   const end = e.timedOut
     ? paint(style, 'red', `timed out after ${seconds(e.durationMs)}`)
     : `${e.exitCode === 0 ? paint(style, 'green', 'exit 0') : paint(style, 'red', `exit ${e.exitCode}`)}${e.signal ? ` (${e.signal})` : ''} · ${seconds(e.durationMs)}`;
-  const out = [`  ${paint(style, 'bold', `$ ${e.command}`)}`, `    ${e.label} · cwd ${cwd} · env ${e.envKeys.join(', ') || '(none extra)'} · ${end}`];
-  for (const [name, s] of [['stdout', e.stdout], ['stderr', e.stderr]] as const) {
+  const out = [
+    `  ${paint(style, 'bold', `$ ${e.command}`)}`,
+    `    ${e.label} · cwd ${cwd} · env ${e.envKeys.join(', ') || '(none extra)'} · ${end}`,
+  ];
+  for (const [name, s] of [
+    ['stdout', e.stdout],
+    ['stderr', e.stderr],
+  ] as const) {
     if (!s.bytes) continue;
-    const note = [bytes(s.bytes), s.truncated ? `kept head and tail, sha256 ${s.sha256.slice(0, 12)}…` : '', s.utf8 ? '' : 'not UTF-8'].filter(Boolean).join(', ');
+    const note = [bytes(s.bytes), s.truncated ? `kept head and tail, sha256 ${s.sha256.slice(0, 12)}…` : '', s.utf8 ? '' : 'not UTF-8']
+      .filter(Boolean)
+      .join(', ');
     out.push(paint(style, 'dim', `    ${name} (${note}):`));
     out.push(...indent('    │ ', fold(s.text, style, { head: 4, tail: 8 })));
   }
@@ -58,7 +66,13 @@ export function formatPatch(e: Extract<TranscriptLine, { type: 'patch' }>, style
   else if (!e.text.trim()) out.push(paint(style, 'dim', '    (empty patch)'));
   else {
     const diff = fold(e.text, style, { head: 40, tail: 10 }).map((l) =>
-      l.startsWith('+') && !l.startsWith('+++') ? paint(style, 'green', l) : l.startsWith('-') && !l.startsWith('---') ? paint(style, 'red', l) : l.startsWith('@@') ? paint(style, 'cyan', l) : l,
+      l.startsWith('+') && !l.startsWith('+++')
+        ? paint(style, 'green', l)
+        : l.startsWith('-') && !l.startsWith('---')
+          ? paint(style, 'red', l)
+          : l.startsWith('@@')
+            ? paint(style, 'cyan', l)
+            : l,
     );
     out.push(...indent('    ', diff));
   }
@@ -81,7 +95,8 @@ export function formatTestTable(red: Map<string, string> | null, green: Map<stri
   };
   const out = [paint(style, 'dim', `    ${'test'.padEnd(width)}  ${'RED'.padEnd(10)}  GREEN`)];
   for (const x of shown) out.push(`    ${x.id.padEnd(width)}  ${cell(x.r)}  ${cell(x.g)}`);
-  if (shown.length < rows.length) out.push(paint(style, 'dim', `    … ${rows.length - shown.length} more tests pass in both runs (--full lists them)`));
+  if (shown.length < rows.length)
+    out.push(paint(style, 'dim', `    … ${rows.length - shown.length} more tests pass in both runs (--full lists them)`));
   return out;
 }
 

@@ -30,7 +30,11 @@ export function runHeader(run: TranscriptRun, style: Style): string {
   const n = Object.keys(s.fixtures).length;
   return [
     paint(style, 'bold', `redgreen replay · ${s.runId} · ${s.mode}${subject} on ${s.backend} · ${s.status}`),
-    paint(style, 'dim', `recorded ${s.startedAt} by redgreen ${s.harness.version} (node ${s.harness.node}, ${s.harness.platform}) · ${n} fixture${n === 1 ? '' : 's'}`),
+    paint(
+      style,
+      'dim',
+      `recorded ${s.startedAt} by redgreen ${s.harness.version} (node ${s.harness.node}, ${s.harness.platform}) · ${n} fixture${n === 1 ? '' : 's'}`,
+    ),
     '',
   ].join('\n');
 }
@@ -68,8 +72,15 @@ export async function renderRun(run: TranscriptRun, o: RenderOptions): Promise<R
     if (ft.result) summary.verdicts[ft.result.verdict] = (summary.verdicts[ft.result.verdict] ?? 0) + 1;
     else summary.unfinished.push(id);
   }
-  const verdicts = Object.entries(summary.verdicts).map(([v, n]) => `${v} ${n}`).join(', ') || 'no verdicts';
-  const damage = [summary.problems ? `${summary.problems} unreadable line(s)` : '', summary.torn ? `${summary.torn} torn last line(s)` : '', summary.unfinished.length ? `${summary.unfinished.length} unfinished` : '']
+  const verdicts =
+    Object.entries(summary.verdicts)
+      .map(([v, n]) => `${v} ${n}`)
+      .join(', ') || 'no verdicts';
+  const damage = [
+    summary.problems ? `${summary.problems} unreadable line(s)` : '',
+    summary.torn ? `${summary.torn} torn last line(s)` : '',
+    summary.unfinished.length ? `${summary.unfinished.length} unfinished` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   await o.write(`${summary.fixtures} fixture(s) replayed: ${verdicts}${damage ? ` · ${paint(o.style, 'yellow', damage)}` : ''}\n`);

@@ -23,7 +23,14 @@ export class FixtureStory {
     const first = this.ft.lines.find((l) => l.type === 'fixture');
     const title = first?.type === 'fixture' ? ` · ${first.title}` : '';
     const out = [paint(this.style, 'bold', `━━ ${this.ft.fixtureId}${title}`)];
-    if (first?.type === 'fixture') out.push(paint(this.style, 'dim', `   ${first.runner} on ${first.backend} · fixture sha256 ${first.fixtureSha256.slice(0, 16)}… · started ${first.ts}`));
+    if (first?.type === 'fixture')
+      out.push(
+        paint(
+          this.style,
+          'dim',
+          `   ${first.runner} on ${first.backend} · fixture sha256 ${first.fixtureSha256.slice(0, 16)}… · started ${first.ts}`,
+        ),
+      );
     if (this.ft.missing) out.push(paint(this.style, 'yellow', '   no transcript: this fixture never started'));
     return out;
   }
@@ -40,7 +47,11 @@ export class FixtureStory {
       case 'fixture':
         return [];
       case 'phase':
-        return l.status === 'start' ? [`${at} ▸ ${l.phase}`] : l.durationMs !== undefined && l.durationMs >= 1 ? [paint(s, 'dim', `${at}   ${l.phase} took ${seconds(l.durationMs)}`)] : [];
+        return l.status === 'start'
+          ? [`${at} ▸ ${l.phase}`]
+          : l.durationMs !== undefined && l.durationMs >= 1
+            ? [paint(s, 'dim', `${at}   ${l.phase} took ${seconds(l.durationMs)}`)]
+            : [];
       case 'sandbox':
         this.workdir = l.workdir;
         return [`${at}   sandbox ${l.sandboxId} (${l.backend}), workdir ${l.workdir}`];
@@ -53,12 +64,19 @@ export class FixtureStory {
             : `${at}   uploaded ${l.files} files, ${bytes(l.bytes)}`,
         ];
       case 'cache':
-        if (l.layer) return [`${at}   ${l.hit ? 'setup skipped: its result is in the prepared layer' : 'workspace kept as a prepared layer'} ${l.key.slice(0, 12)}…`];
-        return [`${at}   setup cache ${l.hit ? 'hit' : 'miss'} ${l.key.slice(0, 12)}…${l.bytes ? ` (${bytes(l.bytes)}${l.paths.length ? `: ${l.paths.join(', ')}` : ''})` : ''}`];
+        if (l.layer)
+          return [
+            `${at}   ${l.hit ? 'setup skipped: its result is in the prepared layer' : 'workspace kept as a prepared layer'} ${l.key.slice(0, 12)}…`,
+          ];
+        return [
+          `${at}   setup cache ${l.hit ? 'hit' : 'miss'} ${l.key.slice(0, 12)}…${l.bytes ? ` (${bytes(l.bytes)}${l.paths.length ? `: ${l.paths.join(', ')}` : ''})` : ''}`,
+        ];
       case 'command':
         return [`${at}`, ...formatCommand(l, this.workdir, s)];
       case 'file':
-        return [`${at}   ${l.action === 'write' ? `wrote ${l.path} (${bytes(l.bytes)}, sha256 ${l.sha256.slice(0, 12)}…)` : `removed ${l.path}`}`];
+        return [
+          `${at}   ${l.action === 'write' ? `wrote ${l.path} (${bytes(l.bytes)}, sha256 ${l.sha256.slice(0, 12)}…)` : `removed ${l.path}`}`,
+        ];
       case 'patch':
         return [at, ...formatPatch(l, s)];
       case 'tests': {
@@ -66,28 +84,45 @@ export class FixtureStory {
         if (l.phase === 'red') this.red = statuses;
         else this.green = statuses;
         const colour = l.state === 'pass' ? 'green' : l.state === 'fail' ? 'red' : 'yellow';
-        return [`${at}   ${l.phase.toUpperCase()} tests${l.run > 1 ? ` #${l.run}` : ''}: ${paint(s, colour, l.state)} · ${formatCounts(l.counts)}`];
+        return [
+          `${at}   ${l.phase.toUpperCase()} tests${l.run > 1 ? ` #${l.run}` : ''}: ${paint(s, colour, l.state)} · ${formatCounts(l.counts)}`,
+        ];
       }
       case 'error':
         return [`${at}   ${paint(s, 'red', `error${l.phase ? ` in ${l.phase}` : ''} [${l.code}]`)} ${l.message}`];
       case 'verdict': {
         this.verdictSeen = true;
         const ok = EXPECTED.has(l.verdict);
-        return [...formatTestTable(this.red, this.green, s), `${at} ${paint(s, ok ? 'green' : 'red', `verdict: ${l.verdict}`)} — ${l.reason}`];
+        return [
+          ...formatTestTable(this.red, this.green, s),
+          `${at} ${paint(s, ok ? 'green' : 'red', `verdict: ${l.verdict}`)} — ${l.reason}`,
+        ];
       }
       case 'result': {
         const r = l.result;
-        const patch = r.patch ? `patch ${r.patch.status}${r.patch.fuzzy ? ' (fuzzy)' : ''}${r.patch.tampered.length ? `, tampering kept out: ${r.patch.tampered.join(', ')}` : ''} · ` : '';
-        const phases = Object.entries(r.timings).map(([p, ms]) => `${p} ${seconds(ms)}`).join(', ');
-        return [paint(s, 'dim', `   ${patch}${seconds(r.durationMs)} in all${phases ? ` (${phases})` : ''}${r.attempts && r.attempts > 1 ? ` · ${r.attempts} attempts` : ''}`)];
+        const patch = r.patch
+          ? `patch ${r.patch.status}${r.patch.fuzzy ? ' (fuzzy)' : ''}${r.patch.tampered.length ? `, tampering kept out: ${r.patch.tampered.join(', ')}` : ''} · `
+          : '';
+        const phases = Object.entries(r.timings)
+          .map(([p, ms]) => `${p} ${seconds(ms)}`)
+          .join(', ');
+        return [
+          paint(
+            s,
+            'dim',
+            `   ${patch}${seconds(r.durationMs)} in all${phases ? ` (${phases})` : ''}${r.attempts && r.attempts > 1 ? ` · ${r.attempts} attempts` : ''}`,
+          ),
+        ];
       }
     }
   }
 
   end(): string[] {
     const out: string[] = [];
-    if (this.ft.torn !== null) out.push(paint(this.style, 'yellow', `  ⚠ ${this.ft.file}:${this.ft.torn}: torn last line (cut off while it was written), ignored`));
-    if (!this.verdictSeen && !this.ft.missing) out.push(paint(this.style, 'yellow', '  ⋯ the transcript ends here without a verdict (the run was interrupted or killed)'));
+    if (this.ft.torn !== null)
+      out.push(paint(this.style, 'yellow', `  ⚠ ${this.ft.file}:${this.ft.torn}: torn last line (cut off while it was written), ignored`));
+    if (!this.verdictSeen && !this.ft.missing)
+      out.push(paint(this.style, 'yellow', '  ⋯ the transcript ends here without a verdict (the run was interrupted or killed)'));
     return [...out, ''];
   }
 }

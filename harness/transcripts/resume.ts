@@ -38,7 +38,12 @@ async function readFixtureTranscript(file: string): Promise<{ result?: FixtureRe
 export async function loadResumePoint(transcriptsDir: string, runId: string): Promise<ResumePoint> {
   const dir = path.join(transcriptsDir, runId);
   const raw = await readFile(path.join(dir, 'run.json'), 'utf8').catch(() => null);
-  if (raw === null) throw new RedgreenError('USAGE', `no run to resume at ${dir}`, 'pass the run id printed by the interrupted run (a folder of transcripts/)');
+  if (raw === null)
+    throw new RedgreenError(
+      'USAGE',
+      `no run to resume at ${dir}`,
+      'pass the run id printed by the interrupted run (a folder of transcripts/)',
+    );
   let json: { schema?: unknown };
   try {
     json = JSON.parse(raw) as { schema?: unknown };

@@ -67,7 +67,10 @@ export class TranscriptWriter implements RunObserver {
     return w;
   }
 
-  static async open(root: string, init: Pick<RunState, 'runId' | 'mode' | 'backend' | 'options'> & { fixtureIds: string[]; version: string }): Promise<TranscriptWriter> {
+  static async open(
+    root: string,
+    init: Pick<RunState, 'runId' | 'mode' | 'backend' | 'options'> & { fixtureIds: string[]; version: string },
+  ): Promise<TranscriptWriter> {
     const dir = path.join(root, init.runId);
     await mkdir(dir, { recursive: true });
     const now = new Date().toISOString();
