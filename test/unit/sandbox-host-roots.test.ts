@@ -1,19 +1,32 @@
-import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HostRoots, SANDBOX_DIRS } from '../../harness/sandbox/host/roots.js';
+import { HostFiles } from '../../harness/sandbox/host/files.js';
+import { HostRoots, MAX_SPARES, SANDBOX_DIRS } from '../../harness/sandbox/host/roots.js';
+import { SMALL_FILE } from '../../harness/sandbox/core/tree.js';
 
 const bases: string[] = [];
 afterEach(async () => {
   for (const b of bases.splice(0)) await rm(b, { recursive: true, force: true });
 });
 
-async function roots(): Promise<{ roots: HostRoots; base: string }> {
+async function roots(spareFiles = false): Promise<{ roots: HostRoots; base: string }> {
   const base = await mkdtemp(path.join(os.tmpdir(), 'rg-roots-'));
   bases.push(base);
-  return { roots: new HostRoots({ base, prefix: 'redgreen-test-' }), base };
+  return { roots: new HostRoots({ base, prefix: 'redgreen-test-', spareFiles }), base };
 }
 
 /** A folder beside the roots holding one file: what a symlink a command left points to, which must survive. */
@@ -106,5 +119,80 @@ describe('HostRoots', () => {
     await r.close();
     await r.give(next.root);
     expect(readdirSync(base)).toEqual(['outside']);
+  });
+
+  it('with spare files, the next upload rewrites the small plain files of the sandbox before instead of making new ones, whole', async () => {
+    const { roots: r, base } = await roots(true);
+    const outside = preciousFolder(base);
+    r.open();
+    const first = await r.take();
+    const ws = path.join(first.root, 'workspace');
+    mkdirSync(path.join(ws, 'src'));
+    writeFileSync(path.join(ws, 'src/long.txt'), 'x'.repeat(5000));
+    writeFileSync(path.join(ws, 'run.sh'), 'echo old\n', { mode: 0o755 });
+    linkSync(path.join(outside, 'precious'), path.join(ws, 'linked'));
+    writeFileSync(path.join(ws, 'big.bin'), Buffer.alloc(SMALL_FILE + 1));
+    symlinkSync(path.join(outside, 'precious'), path.join(ws, 'link'));
+    const spareInodes = ['src/long.txt', 'run.sh'].map((f) => lstatSync(path.join(ws, f)).ino).sort();
+    await r.give(first.root);
+
+    const next = await r.take();
+    expect(next.root).toBe(first.root);
+    expect(readdirSync(ws)).toEqual([]);
+    // A file with another link, a big file and a symlink are removed, never kept: what they link to is left alone.
+    expect(readFileSync(path.join(outside, 'precious'), 'utf8')).toBe('keep me');
+    expect(statSync(path.join(outside, 'precious')).nlink).toBe(1);
+
+    const src = path.join(base, 'fixture');
+    mkdirSync(src);
+    writeFileSync(path.join(src, 'a.txt'), 'short');
+    writeFileSync(path.join(src, 'b.py'), 'print(1)\n', { mode: 0o600 });
+    writeFileSync(path.join(src, 'c.txt'), 'made new');
+    const files = new HostFiles([{ inside: ws, host: ws }], ws, next.spares && (() => next.spares!.take()));
+    await files.uploadDir(src);
+
+    expect(readdirSync(ws).sort()).toEqual(['a.txt', 'b.py', 'c.txt']);
+    const st = Object.fromEntries(['a.txt', 'b.py', 'c.txt'].map((f) => [f, lstatSync(path.join(ws, f))]));
+    // Two spares were kept (the two small plain files): two of the three files are those inodes.
+    const reused = Object.values(st).filter((s) => spareInodes.includes(s.ino));
+    expect(reused).toHaveLength(2);
+    expect(readFileSync(path.join(ws, 'a.txt'), 'utf8')).toBe('short');
+    expect(st['a.txt']!.size).toBe(5);
+    expect(readFileSync(path.join(ws, 'b.py'), 'utf8')).toBe('print(1)\n');
+    expect(st['b.py']!.mode & 0o7777).toBe(0o600);
+    expect(readFileSync(path.join(ws, 'c.txt'), 'utf8')).toBe('made new');
+    for (const s of Object.values(st)) expect(s.nlink).toBe(1);
+    await r.give(next.root);
+    await r.close();
+    expect(existsSync(first.root)).toBe(false);
+  });
+
+  it(`a root keeps at most ${MAX_SPARES} spare files; the rest are removed`, async () => {
+    const { roots: r } = await roots(true);
+    r.open();
+    const { root } = await r.take();
+    for (let i = 0; i < MAX_SPARES + 10; i++) writeFileSync(path.join(root, 'workspace', `f${i}`), 'x');
+    await r.give(root);
+    const again = await r.take();
+    expect(readdirSync(path.join(root, 'workspace'))).toEqual([]);
+    expect(readdirSync(path.join(root, '.spare'))).toHaveLength(MAX_SPARES);
+    let taken = 0;
+    while (again.spares?.take()) taken++;
+    expect(taken).toBe(MAX_SPARES);
+    await r.give(again.root);
+    await r.close();
+  });
+
+  it('without spare files (bwrap), nothing of the sandbox before is kept', async () => {
+    const { roots: r } = await roots();
+    r.open();
+    const { root } = await r.take();
+    writeFileSync(path.join(root, 'workspace', 'f'), 'x');
+    await r.give(root);
+    const again = await r.take();
+    expect(again.spares).toBeUndefined();
+    expect(readdirSync(root).sort()).toEqual([...SANDBOX_DIRS].sort());
+    await r.close();
+    await r.give(again.root);
   });
 });

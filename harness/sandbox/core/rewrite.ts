@@ -1,4 +1,4 @@
-import { closeSync, constants as fsc, fchmodSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsc, fchmodSync, ftruncateSync, openSync, renameSync, writeSync } from 'node:fs';
 
 /** This process's umask, read once (reading it sets it twice). */
 export const UMASK = process.umask();
@@ -40,6 +40,16 @@ export function writeNewSync(file: string, data: Buffer, mode: number): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Writes a file expected not to be there yet into a spare inode (host/roots.ts Spares): the spare
+ * is renamed into place (never following a symlink there: a rename replaces the entry itself) and
+ * rewritten whole, its bytes, length and mode; what is left of it is only its inode number.
+ */
+export function reuseSync(spare: string, file: string, data: Buffer, mode: number): void {
+  renameSync(spare, file);
+  rewriteSync(file, data, mode);
 }
 
 function writeAll(fd: number, data: Buffer): void {

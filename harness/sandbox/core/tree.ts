@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
-import { writeNewSync } from './rewrite.js';
+import { reuseSync, writeNewSync } from './rewrite.js';
 import type { UploadOptions, UploadStats } from './types.js';
 
 /** Folders never uploaded: caches and installs that setup recreates. */
@@ -139,13 +139,15 @@ export const SMALL_FILE = 64 * 1024;
 /**
  * Copies listed entries from `src` to `dest` (folders first), each file with its mode (without
  * setuid, setgid or sticky bits, which a copy drops); a file's bytes come from `contents` when it
- * has them (a ReadTree's).
+ * has them (a ReadTree's). A small file goes into a spare inode while `spare` gives one (a reused
+ * sandbox folder's: host/roots.ts Spares).
  */
 export async function copyTree(
   entries: readonly TreeEntry[],
   src: string,
   dest: string,
   contents?: ReadonlyMap<string, Buffer>,
+  spare?: () => string | undefined,
 ): Promise<UploadStats> {
   let bytes = 0;
   let files = 0;
@@ -155,8 +157,11 @@ export async function copyTree(
     if (e.kind === 'dir') return;
     const to = path.join(dest, e.rel);
     if (e.kind === 'file') {
-      if (e.size <= SMALL_FILE) writeNewSync(to, fileBytes(src, e.rel, contents), e.mode);
-      else {
+      if (e.size <= SMALL_FILE) {
+        const reused = spare?.();
+        if (reused) reuseSync(reused, to, fileBytes(src, e.rel, contents), e.mode);
+        else writeNewSync(to, fileBytes(src, e.rel, contents), e.mode);
+      } else {
         copyFileSync(path.join(src, e.rel), to, fsc.COPYFILE_FICLONE);
         if (e.special) chmodSync(to, e.mode);
       }

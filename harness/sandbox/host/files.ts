@@ -17,6 +17,8 @@ export class HostFiles {
     /** Host folders, keyed by the path a command inside the sandbox sees them at. */
     private readonly mounts: { inside: string; host: string }[],
     readonly workspaceHost: string,
+    /** A spare file for an upload to rewrite instead of creating one (host/roots.ts Spares). */
+    private readonly spare?: () => string | undefined,
   ) {}
 
   /** Maps a sandbox path to its host path (refusing escapes and symlinks). */
@@ -35,7 +37,7 @@ export class HostFiles {
 
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     const { entries, contents } = await uploadEntries(hostDir, options);
-    return copyTree(entries, hostDir, this.workspaceHost, contents);
+    return copyTree(entries, hostDir, this.workspaceHost, contents, this.spare);
   }
 
   /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { RedgreenError } from '../../errors.js';
 import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from './files.js';
-import { HostRoots } from './roots.js';
+import { HostRoots, type Spares } from './roots.js';
 import { HostSandbox } from './sandbox.js';
 import { HostServers } from './server.js';
 import { SERVED_ENV_FILE, servedEnvScript, type ServedEnv } from './server-process.js';
@@ -34,7 +34,7 @@ export class LocalBackend implements SandboxBackend {
   private readonly servers = new HostServers();
 
   constructor(private readonly options: LocalBackendOptions = {}) {
-    this.roots = new HostRoots({ base: options.baseDir ?? os.tmpdir(), prefix: 'redgreen-local-' });
+    this.roots = new HostRoots({ base: options.baseDir ?? os.tmpdir(), prefix: 'redgreen-local-', spareFiles: true });
   }
 
   async open(): Promise<void> {
@@ -42,8 +42,8 @@ export class LocalBackend implements SandboxBackend {
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
-    const { root } = await this.roots.take();
-    const sandbox = new LocalSandbox(root, this.options, this.roots, this.servers);
+    const { root, spares } = await this.roots.take();
+    const sandbox = new LocalSandbox(root, this.options, this.roots, this.servers, spares);
     writeOwner(root, sandbox.id, spec.runId);
     return sandbox;
   }
@@ -66,12 +66,14 @@ class LocalSandbox extends HostSandbox {
     options: LocalBackendOptions,
     roots: HostRoots,
     private readonly servers: HostServers,
+    spares?: Spares,
   ) {
     const workdir = path.join(root, 'workspace');
     const scratch = path.join(root, 'scratch');
     const files = new HostFiles(
       [workdir, scratch].map((d) => ({ inside: d, host: d })),
       workdir,
+      spares && (() => spares.take()),
     );
     super(`${path.basename(root)}-${randomBytes(4).toString('hex')}`, workdir, scratch, root, files, roots);
     const cache = options.cacheDir;

@@ -1,8 +1,8 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { UMASK } from '../core/rewrite.js';
-import { breather } from '../core/tree.js';
+import { breather, SMALL_FILE } from '../core/tree.js';
 import { SERVED_ENV_FILE } from './server-process.js';
 
 /** The folders of a host sandbox, inside its root. */
@@ -20,6 +20,45 @@ export interface HostRootsOptions {
   prepare?: (root: string) => Promise<boolean>;
   /** Undoes `prepare` before the root is removed. */
   unprepare?: (root: string, prepared: boolean) => Promise<void>;
+  /**
+   * Keeps the small plain files of an emptied root as spare inodes for the next sandbox's upload
+   * (Spares): for the local backend, which isolates nothing a file's inode could carry.
+   */
+  spareFiles?: boolean;
+}
+
+/** The folder of a root that holds its spare files (never a sandbox's: not in SANDBOX_DIRS, never bound). */
+const SPARE_DIR = '.spare';
+/** The most spare files a root keeps: a fixture's small files, not a big tree's. */
+export const MAX_SPARES = 1024;
+
+/**
+ * A root's spare files: plain files (one link, up to SMALL_FILE) of the sandbox before, moved out
+ * of its folders instead of removed, which an upload takes one at a time and rewrites whole
+ * (rewrite.ts reuseSync) instead of creating a file. A file made is an inode allocated, and an
+ * ext4 without a journal scans past every inode freed in the last seconds before it hands out a
+ * new one: at hundreds of small fixtures a second, 0.5-2 ms a file. A rename allocates nothing.
+ */
+export class Spares {
+  private readonly free: string[] = [];
+  private made = 0;
+
+  constructor(private readonly dir: string) {}
+
+  /** A spare file's path, moved out of the list (the caller renames it into place), or undefined. */
+  take(): string | undefined {
+    return this.free.pop();
+  }
+
+  /** Moves `file` (a plain file with one link) into the spares; false when there is no room and it must be removed. */
+  keep(file: string): boolean {
+    if (this.free.length >= MAX_SPARES) return false;
+    if (!this.made) mkdirSync(this.dir, { recursive: true });
+    const spare = path.join(this.dir, String(this.made++));
+    renameSync(file, spare);
+    this.free.push(spare);
+    return true;
+  }
 }
 
 /**
@@ -29,11 +68,13 @@ export interface HostRootsOptions {
  * come back (destroy), and a folder that cannot be emptied completely is removed instead. What
  * this saves is the filesystem's work: five folders made and removed per fixture cost more than a
  * small fixture's own files (an ext4 without a journal, say, scans past every inode it freed
- * recently before it hands out a new one).
+ * recently before it hands out a new one). With spareFiles (local), the small plain files of the
+ * sandbox before are kept aside, out of its folders, for the next upload to rewrite whole (Spares).
  */
 export class HostRoots {
   private readonly free: string[] = [];
   private readonly prepared = new Map<string, boolean>();
+  private readonly spares = new Map<string, Spares>();
   /** Between open and close (a run): roots come back for reuse; otherwise they are removed at once. */
   private isOpen = false;
 
@@ -44,10 +85,10 @@ export class HostRoots {
 
   constructor(private readonly o: HostRootsOptions) {}
 
-  /** A root with its empty SANDBOX_DIRS, and whether `prepare` applied to it. */
-  async take(): Promise<{ root: string; prepared: boolean }> {
+  /** A root with its empty SANDBOX_DIRS, whether `prepare` applied to it, and its spare files (spareFiles). */
+  async take(): Promise<{ root: string; prepared: boolean; spares?: Spares }> {
     const reused = this.free.pop();
-    if (reused) return { root: reused, prepared: this.prepared.get(reused)! };
+    if (reused) return { root: reused, prepared: this.prepared.get(reused)!, spares: this.spares.get(reused) };
     const root = mkdtempSync(path.join(this.o.base, this.o.prefix));
     let prepared = false;
     try {
@@ -58,7 +99,9 @@ export class HostRoots {
       throw e;
     }
     this.prepared.set(root, prepared);
-    return { root, prepared };
+    const spares = this.o.spareFiles ? new Spares(path.join(root, SPARE_DIR)) : undefined;
+    if (spares) this.spares.set(root, spares);
+    return { root, prepared, spares };
   }
 
   /** From now until close, roots that come back are kept for the next sandbox. */
@@ -69,7 +112,7 @@ export class HostRoots {
   /** Takes a sandbox's root back once nothing of it runs any more: emptied for the next one, or removed. */
   async give(root: string): Promise<void> {
     // Emptying a big tree lets the event loop run: a run closed meanwhile does not keep the root.
-    if (this.reusing && (await empty(root)) && this.reusing) {
+    if (this.reusing && (await empty(root, this.spares.get(root))) && this.reusing) {
       this.free.push(root);
       return;
     }
@@ -84,6 +127,7 @@ export class HostRoots {
 
   private async discard(root: string, prepared: boolean): Promise<void> {
     this.prepared.delete(root);
+    this.spares.delete(root);
     await this.o.unprepare?.(root, prepared).catch(() => undefined);
     await rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
   }
@@ -97,13 +141,13 @@ export class HostRoots {
  * 30,000 files does not hold every other sandbox for seconds. Nothing of the sandbox runs any more
  * (destroy), so a folder emptied stays empty: it is not read again.
  */
-async function empty(root: string): Promise<boolean> {
+async function empty(root: string, spares?: Spares): Promise<boolean> {
   const tick = breather();
   try {
     let emptied = 0;
     for (const name of readdirSync(root)) {
       // The owner, and the file of variables a kept bwrap server has bound (rewritten by each sandbox that needs it).
-      if (name === 'owner.json' || name === SERVED_ENV_FILE) continue;
+      if (name === 'owner.json' || name === SERVED_ENV_FILE || name === SPARE_DIR) continue;
       const p = path.join(root, name);
       const st = lstatSync(p);
       if (!(SANDBOX_DIRS as readonly string[]).includes(name)) {
@@ -114,7 +158,7 @@ async function empty(root: string): Promise<boolean> {
       // A folder a command replaced (by a symlink, say) is never followed: the root goes.
       if (!st.isDirectory()) return false;
       if ((st.mode & 0o7777) !== DIR_MODE) chmodSync(p, DIR_MODE);
-      await clear(p, tick);
+      await clear(p, tick, spares);
       emptied++;
     }
     // A folder a command removed is not made again here: the root goes.
@@ -124,17 +168,25 @@ async function empty(root: string): Promise<boolean> {
   }
 }
 
-/** Removes what a folder holds, never following a symlink (a folder's entry says what it is, not where it points). */
-async function clear(dir: string, tick: () => Promise<void>): Promise<void> {
+/**
+ * Removes what a folder holds, never following a symlink (a folder's entry says what it is, not
+ * where it points); small plain files with no other link go to `spares` while it has room.
+ */
+async function clear(dir: string, tick: () => Promise<void>, spares?: Spares): Promise<void> {
   for (const d of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, d.name);
-    if (d.isDirectory()) await removeTree(p, tick);
-    else unlinkSync(p);
+    if (d.isDirectory()) await removeTree(p, tick, spares);
+    else if (!(spares && d.isFile() && spare(p, spares))) unlinkSync(p);
     await tick();
   }
 }
 
-async function removeTree(dir: string, tick: () => Promise<void>): Promise<void> {
-  await clear(dir, tick);
+function spare(file: string, spares: Spares): boolean {
+  const st = lstatSync(file);
+  return st.isFile() && st.nlink === 1 && st.size <= SMALL_FILE && spares.keep(file);
+}
+
+async function removeTree(dir: string, tick: () => Promise<void>, spares?: Spares): Promise<void> {
+  await clear(dir, tick, spares);
   rmdirSync(dir);
 }
