@@ -28,6 +28,21 @@ describe('writing a file the harness owns', () => {
     expect(lstatSync(file).mode & 0o777).toBe(0o640);
   });
 
+  test('a rewrite cuts only a longer file and sets only a mode that differs, or one with special bits', async () => {
+    const dir = await temp();
+    const file = path.join(dir, 'same');
+    writeFileSync(file, 'abcdef', { mode: 0o644 });
+    rewriteSync(file, 'uvwxyz', 0o644);
+    expect(readFileSync(file, 'utf8')).toBe('uvwxyz');
+    rewriteSync(file, 'uvwxyz-longer');
+    expect(readFileSync(file, 'utf8')).toBe('uvwxyz-longer');
+    rewriteSync(file, 'ab', 0o2755);
+    expect(readFileSync(file, 'utf8')).toBe('ab');
+    expect(lstatSync(file).mode & 0o7777).toBe(0o2755);
+    rewriteSync(file, 'cd', 0o2755);
+    expect(lstatSync(file).mode & 0o7777).toBe(0o2755);
+  });
+
   test('a symlink in the way is never followed: the write fails and its target is untouched', async () => {
     const dir = await temp();
     writeFileSync(path.join(dir, 'target'), 'keep');

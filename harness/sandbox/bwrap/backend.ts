@@ -56,12 +56,19 @@ export class BwrapBackend implements SandboxBackend {
   private readonly limits: Limits;
 
   private readonly roots: HostRoots;
+  /** What every sandbox's variables are but its marker (the host's allowlisted ones, read once). */
+  private readonly baseEnv: Record<string, string>;
   /** The servers of destroyed sandboxes (kept.ts), by the root they serve. */
   private readonly kept = new Map<string, Kept>();
 
   constructor(private readonly options: BwrapBackendOptions = {}) {
     this.host = { runtimeRoots: detectRuntimeRoots(process.env, [PACKAGE_ROOT, process.cwd(), ...(options.exclude ?? [])]) };
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.baseEnv = sandboxEnv({
+      host: process.env,
+      passEnv: options.passEnv,
+      fixed: { HOME: BWRAP_HOME, TMPDIR: '/tmp', REDGREEN_WORKSPACE: BWRAP_WORKSPACE, REDGREEN_SCRATCH: BWRAP_SCRATCH },
+    });
     // As root, a sandbox's folder is a size-limited tmpfs (host/disk-limit.ts); a reused one keeps its mount.
     this.roots = new HostRoots({
       base: options.baseDir ?? os.tmpdir(),
@@ -111,7 +118,7 @@ export class BwrapBackend implements SandboxBackend {
       // Named for its root, as the server that may outlive this sandbox there (gc finds it by the folder).
       const cgroup = kept ? kept.cgroup : await SandboxCgroup.create(path.basename(root), this.limits);
       const keep = (k: Kept) => void this.kept.set(root, k);
-      const sandbox = new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, sized, this.roots, keep);
+      const sandbox = new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, this.baseEnv, sized, this.roots, keep);
       if (kept) sandbox.adopt(kept);
       else sandbox.warm();
       return sandbox;
@@ -148,6 +155,8 @@ class BwrapSandbox extends HostSandbox {
     private readonly limits: Limits,
     private readonly cgroup: SandboxCgroup | null,
     private readonly options: BwrapBackendOptions,
+    /** The backend's variables for every sandbox (BwrapBackend.baseEnv). */
+    baseEnv: Record<string, string>,
     /** Whether the sandbox folder is a tmpfs of the disk limit (host/disk-limit.ts). */
     private readonly sized: boolean,
     roots: HostRoots,
@@ -160,11 +169,7 @@ class BwrapSandbox extends HostSandbox {
       { inside: BWRAP_SCRATCH, host: h('scratch') },
     ];
     super(id, BWRAP_WORKSPACE, BWRAP_SCRATCH, root, new HostFiles(mounts, h('workspace')), roots);
-    this.env = sandboxEnv({
-      host: process.env,
-      passEnv: options.passEnv,
-      fixed: { HOME: BWRAP_HOME, TMPDIR: '/tmp', [MARKER_VAR]: id, REDGREEN_WORKSPACE: BWRAP_WORKSPACE, REDGREEN_SCRATCH: BWRAP_SCRATCH },
-    });
+    this.env = { ...baseEnv, [MARKER_VAR]: id };
   }
 
   /** A host path of the workspace or scratch folder, as the sandbox sees it. */

@@ -33,8 +33,18 @@ export class LocalBackend implements SandboxBackend {
   /** The command servers of every sandbox of this backend. */
   private readonly servers = new HostServers();
 
-  constructor(private readonly options: LocalBackendOptions = {}) {
+  /** What every sandbox's variables start from (the host's allowlisted ones, read once). */
+  private readonly baseEnv: Record<string, string>;
+
+  constructor(options: LocalBackendOptions = {}) {
     this.roots = new HostRoots({ base: options.baseDir ?? os.tmpdir(), prefix: 'redgreen-local-', spareFiles: true });
+    const cache = options.cacheDir;
+    this.baseEnv = sandboxEnv({
+      host: process.env,
+      passEnv: options.passEnv,
+      extra: cache ? { npm_config_cache: path.join(cache, 'npm'), PIP_CACHE_DIR: path.join(cache, 'pip') } : {},
+      fixed: {},
+    });
   }
 
   async open(): Promise<void> {
@@ -43,7 +53,7 @@ export class LocalBackend implements SandboxBackend {
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const { root, spares } = await this.roots.take();
-    const sandbox = new LocalSandbox(root, this.options, this.roots, this.servers, spares);
+    const sandbox = new LocalSandbox(root, this.baseEnv, this.roots, this.servers, spares);
     writeOwner(root, sandbox.id, spec.runId);
     return sandbox;
   }
@@ -63,7 +73,7 @@ class LocalSandbox extends HostSandbox {
 
   constructor(
     root: string,
-    options: LocalBackendOptions,
+    baseEnv: Record<string, string>,
     roots: HostRoots,
     private readonly servers: HostServers,
     spares?: Spares,
@@ -76,19 +86,14 @@ class LocalSandbox extends HostSandbox {
       spares && (() => spares.take()),
     );
     super(`${path.basename(root)}-${randomBytes(4).toString('hex')}`, workdir, scratch, root, files, roots);
-    const cache = options.cacheDir;
-    this.env = sandboxEnv({
-      host: process.env,
-      passEnv: options.passEnv,
-      extra: cache ? { npm_config_cache: path.join(cache, 'npm'), PIP_CACHE_DIR: path.join(cache, 'pip') } : {},
-      fixed: {
-        HOME: path.join(root, 'home'),
-        TMPDIR: path.join(root, 'tmp'),
-        [MARKER_VAR]: this.id,
-        REDGREEN_WORKSPACE: workdir,
-        REDGREEN_SCRATCH: scratch,
-      },
-    });
+    this.env = {
+      ...baseEnv,
+      HOME: path.join(root, 'home'),
+      TMPDIR: path.join(root, 'tmp'),
+      [MARKER_VAR]: this.id,
+      REDGREEN_WORKSPACE: workdir,
+      REDGREEN_SCRATCH: scratch,
+    };
   }
 
   /**
