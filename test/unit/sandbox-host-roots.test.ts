@@ -167,6 +167,38 @@ describe('HostRoots', () => {
     expect(existsSync(first.root)).toBe(false);
   });
 
+  it('a spare something made into a link or a folder meanwhile is removed, never written through: a new file is made instead', async () => {
+    const { roots: r, base } = await roots(true);
+    const outside = preciousFolder(base);
+    r.open();
+    const { root } = await r.take();
+    for (const f of ['a', 'b', 'c']) writeFileSync(path.join(root, 'workspace', f), 'old');
+    await r.give(root);
+    const next = await r.take();
+    const spareDir = path.join(root, '.spare');
+    const [s1, s2, s3] = readdirSync(spareDir).map((f) => path.join(spareDir, f));
+    await rm(s1!);
+    linkSync(path.join(outside, 'precious'), s1!);
+    await rm(s2!);
+    symlinkSync(path.join(outside, 'precious'), s2!);
+    await rm(s3!);
+    mkdirSync(s3!);
+    const src = path.join(base, 'fixture');
+    mkdirSync(src);
+    for (const f of ['x', 'y', 'z']) writeFileSync(path.join(src, f), `new ${f}`);
+    const ws = path.join(root, 'workspace');
+    await new HostFiles([{ inside: ws, host: ws }], ws, () => next.spares!.take()).uploadDir(src);
+    for (const f of ['x', 'y', 'z']) {
+      expect(readFileSync(path.join(ws, f), 'utf8')).toBe(`new ${f}`);
+      expect(lstatSync(path.join(ws, f)).isFile()).toBe(true);
+    }
+    expect(readFileSync(path.join(outside, 'precious'), 'utf8')).toBe('keep me');
+    expect(statSync(path.join(outside, 'precious')).nlink).toBe(1);
+    expect(readdirSync(spareDir)).toEqual([]);
+    await r.give(next.root);
+    await r.close();
+  });
+
   it(`a root keeps at most ${MAX_SPARES} spare files; the rest are removed`, async () => {
     const { roots: r } = await roots(true);
     r.open();

@@ -1,4 +1,15 @@
-import { closeSync, constants as fsc, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants as fsc,
+  fchmodSync,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 
 /** This process's umask, read once (reading it sets it twice). */
 export const UMASK = process.umask();
@@ -48,11 +59,19 @@ export function writeNewSync(file: string, data: Buffer, mode: number): void {
 /**
  * Writes a file expected not to be there yet into a spare inode (host/roots.ts Spares): the spare
  * is renamed into place (never following a symlink there: a rename replaces the entry itself) and
- * rewritten whole, its bytes, length and mode; what is left of it is only its inode number.
+ * rewritten whole, its bytes, length and mode; what is left of it is only its inode number. False,
+ * with the spare removed, when it is no longer a plain file with one link (something of the
+ * sandbox before changed it): the caller writes a new file.
  */
-export function reuseSync(spare: string, file: string, data: Buffer, mode: number): void {
+export function reuseSync(spare: string, file: string, data: Buffer, mode: number): boolean {
+  const st = lstatSync(spare, { throwIfNoEntry: false });
+  if (!st?.isFile() || st.nlink !== 1) {
+    rmSync(spare, { recursive: true, force: true });
+    return false;
+  }
   renameSync(spare, file);
   rewriteSync(file, data, mode);
+  return true;
 }
 
 function writeAll(fd: number, data: Buffer): void {

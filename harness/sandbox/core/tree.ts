@@ -158,9 +158,9 @@ export async function copyTree(
     const to = path.join(dest, e.rel);
     if (e.kind === 'file') {
       if (e.size <= SMALL_FILE) {
+        const data = fileBytes(src, e.rel, contents);
         const reused = spare?.();
-        if (reused) reuseSync(reused, to, fileBytes(src, e.rel, contents), e.mode);
-        else writeNewSync(to, fileBytes(src, e.rel, contents), e.mode);
+        if (!reused || !reuseSync(reused, to, data, e.mode)) writeNewSync(to, data, e.mode);
       } else {
         copyFileSync(path.join(src, e.rel), to, fsc.COPYFILE_FICLONE);
         if (e.special) chmodSync(to, e.mode);
