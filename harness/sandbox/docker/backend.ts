@@ -231,12 +231,24 @@ export class DockerBackend implements SandboxBackend {
     await this.discard(p);
   }
 
-  /** A container its sandbox moved off (onto a layer): removed, its volumes staying the sandbox's. */
-  private async retire(p: PreparedContainer): Promise<void> {
+  /**
+   * A container its sandbox moved off (onto a layer): removed, its volumes staying the sandbox's.
+   * Nothing waits for the removal (an engine takes a few hundred ms to stop and remove a
+   * container, which a sandbox over a layer would otherwise wait before it is ready), but close.
+   */
+  private retire(p: PreparedContainer): Promise<void> {
     this.pools.get(p.image)?.lost(p);
-    await p.container.remove({ force: true }).catch(() => undefined);
-    p.server?.close();
+    const removal = p.container
+      .remove({ force: true })
+      .catch(() => undefined)
+      .then(() => p.server?.close());
+    this.retiring.set(p.volume, removal);
+    void removal.finally(() => this.retiring.get(p.volume) === removal && this.retiring.delete(p.volume));
+    return Promise.resolve();
   }
+
+  /** Removals of containers moved off a sandbox (retire) still under way, by the volumes they share with it. */
+  private readonly retiring = new Map<string, Promise<void>>();
 
   /** The pool of an image's containers, made on first use. */
   private poolFor(image: string): WarmPool<PreparedContainer> {
@@ -265,6 +277,7 @@ export class DockerBackend implements SandboxBackend {
       this.reusing = false;
       await this.opened?.catch(() => undefined);
       await Promise.all([...[...this.pools.values()].map((pool) => pool.drain()), this.ahead?.drain()]);
+      while (this.retiring.size) await Promise.all(this.retiring.values());
       await collectGarbage(this.docker, { match: { [LABEL.session]: this.session }, ignoreLiveness: true }).catch(() => undefined);
     })();
     return this.closing;
@@ -356,6 +369,8 @@ export class DockerBackend implements SandboxBackend {
     // stopping on its own (its server read the end of its input).
     await p.container.remove({ force: true }).catch(() => undefined);
     p.server?.close();
+    // The container this one replaced (retire) still mounts these volumes until it is removed.
+    await this.retiring.get(p.volume);
     await this.volumes.remove(p.volume, Boolean(p.plan.layer));
     // A sandbox's own CA volume (outside a run), never the run's (a half-made one is close()'s).
     if (p.plan.ca === `${p.volume}-ca`)
