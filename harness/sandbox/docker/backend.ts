@@ -209,7 +209,7 @@ export class DockerBackend implements SandboxBackend {
       if (!layered) throw new RedgreenError('SANDBOX_FAILED', `the engine could not start a container over layer ${key}`);
       return layered;
     } finally {
-      if (layered) await this.retire(empty);
+      if (layered) this.retire(empty);
       else await this.discard(empty);
     }
   }
@@ -236,15 +236,11 @@ export class DockerBackend implements SandboxBackend {
    * Nothing waits for the removal (an engine takes a few hundred ms to stop and remove a
    * container, which a sandbox over a layer would otherwise wait before it is ready), but close.
    */
-  private retire(p: PreparedContainer): Promise<void> {
+  private retire(p: PreparedContainer): void {
     this.pools.get(p.image)?.lost(p);
-    const removal = p.container
-      .remove({ force: true })
-      .catch(() => undefined)
-      .then(() => p.server?.close());
+    const removal = this.removeContainer(p);
     this.retiring.set(p.volume, removal);
     void removal.finally(() => this.retiring.get(p.volume) === removal && this.retiring.delete(p.volume));
-    return Promise.resolve();
   }
 
   /** Removals of containers moved off a sandbox (retire) still under way, by the volumes they share with it. */
@@ -363,12 +359,18 @@ export class DockerBackend implements SandboxBackend {
     }
   }
 
-  /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
-  private async discard(p: PreparedContainer): Promise<void> {
-    // Removed before its server's input is closed: Podman does not remove a container that is
-    // stopping on its own (its server read the end of its input).
+  /**
+   * Removes a container, then closes its server's input: Podman does not remove a container that
+   * is stopping on its own (its server read the end of its input).
+   */
+  private async removeContainer(p: PreparedContainer): Promise<void> {
     await p.container.remove({ force: true }).catch(() => undefined);
     p.server?.close();
+  }
+
+  /** Never throws: what cannot be removed now is found by close() or `redgreen gc` through its labels. */
+  private async discard(p: PreparedContainer): Promise<void> {
+    await this.removeContainer(p);
     // The container this one replaced (retire) still mounts these volumes until it is removed.
     await this.retiring.get(p.volume);
     await this.volumes.remove(p.volume, Boolean(p.plan.layer));

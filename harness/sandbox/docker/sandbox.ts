@@ -29,8 +29,8 @@ export interface DockerSandboxDeps {
    * `fit` (and the backend reuses containers), else removed with its volumes. Never throws.
    */
   recycle: (p: PreparedContainer, fit: boolean) => Promise<void>;
-  /** Removes a container this sandbox no longer uses (its volumes stay the sandbox's). Never throws. */
-  retire: (p: PreparedContainer) => Promise<void>;
+  /** Removes a container this sandbox no longer uses, without waiting for it (its volumes stay the sandbox's). Never throws. */
+  retire: (p: PreparedContainer) => void;
   /** A container over the layer `key` that the backend started ahead for a sandbox of `image`, if it has one. Never throws. */
   startedAhead: (image: string, key: string) => Promise<LayeredContainer | undefined>;
 }
@@ -229,7 +229,7 @@ export class DockerSandbox implements Sandbox {
       layered = lower && (await startOverLayer(this.deps.docker, old, lower, (argv) => this.inside(argv)));
       if (!layered) return null;
       this.c = layered.container;
-      await this.deps.retire(old);
+      this.deps.retire(old);
     }
     if (info) markLayerUse(info.cacheDir, key);
     return { bytes: layered.bytes, ...(ahead ? { ahead } : {}) };
