@@ -79,6 +79,26 @@ describe('starts ahead', () => {
     await drain();
   });
 
+  it('a take frees its place at once, while its caller still waits; one taken that fails frees nothing more', async () => {
+    const { s, drain, announce, started, gate } = ahead(1);
+    announce('a');
+    announce('b');
+    announce('c');
+    expect(started).toEqual(['a#1']);
+    // The caller waits for it: nothing is ahead any more, so the next one starts now.
+    const a = s.take('a');
+    expect(started).toEqual(['a#1', 'b#2']);
+    gate('a#1').fail();
+    expect(await a).toBeUndefined();
+    await tick();
+    // Its failure did not free a second place: `c` still waits for `b`'s.
+    expect(started).toEqual(['a#1', 'b#2']);
+    gate('b#2').open();
+    expect(await s.take('b')).toBe('b#2');
+    expect(started).toEqual(['a#1', 'b#2', 'c#3']);
+    await drain();
+  });
+
   it('drain discards what was made or is on its way, and nothing more is made', async () => {
     const { s, announce, started, discarded, gate } = ahead(2);
     announce('a');

@@ -1,7 +1,8 @@
 /**
  * Items made ahead for callers announced by key (a sandbox's container over a prepared layer,
- * started before its fixture begins): at most `limit` are being made or waiting at a time, the
- * others wait their turn in the order announced. A caller takes the item of the first
+ * started before its fixture begins): at most `limit` are being made or waiting untaken at a
+ * time (one whose caller already waits for it no longer counts), the others wait their turn in the
+ * order announced. A caller takes the item of the first
  * announcement of its key (waiting for it if it is on its way; none if its turn has not come:
  * the caller makes its own). An announcement withdrawn (its caller will not ask) is discarded
  * once made, as is everything left at `drain`.
@@ -16,6 +17,8 @@ interface Announced<T> {
   make: () => Promise<T>;
   /** Set once its turn came: the item, or null when it could not be made. */
   made?: Promise<T | null>;
+  /** Its caller took it: its place is free (the caller waits for it, nothing is ahead any more). */
+  taken?: boolean;
 }
 
 export class StartsAhead<T> {
@@ -51,9 +54,11 @@ export class StartsAhead<T> {
     const [a] = this.waiting.splice(i, 1);
     // Its turn has not come: the caller makes its own, sooner than it would wait.
     if (!a!.made) return undefined;
+    // Its place goes to the next at once, also while the caller still waits for it.
+    a!.taken = true;
+    this.free();
     const item = await a!.made;
     if (item === null) return undefined;
-    this.free();
     this.hits++;
     return item;
   }
@@ -71,9 +76,9 @@ export class StartsAhead<T> {
       if (this.draining || this.busy >= this.o.limit) return;
       if (a.made) continue;
       this.busy++;
-      // One that cannot be made frees its place at once; its caller makes its own.
+      // One that cannot be made frees its place at once (unless taken: it did then); its caller makes its own.
       a.made = a.make().catch(() => {
-        this.free();
+        if (!a.taken) this.free();
         return null;
       });
     }

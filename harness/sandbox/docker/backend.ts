@@ -8,12 +8,13 @@ import { startSandboxContainer, type PreparedContainer, type SandboxPlan } from 
 import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
 import { LABEL, ownerLabels, type Role } from './labels.js';
-import { findLayer, layerNoted } from './layers.js';
-import { startOverLayer, type LayeredContainer } from './layer-start.js';
+import { findLayer, layerBytes, layerNoted, overlayOnLayer } from './layers.js';
+import type { LayeredContainer } from './layer-start.js';
 import { resolveSetupNetwork } from './network.js';
 import { resetContainer } from './reset.js';
 import { DockerSandbox } from './sandbox.js';
 import { containerEnv } from './sandbox-env.js';
+import { UpperHolders } from './upper-holders.js';
 import { SandboxVolumes } from './volumes.js';
 import { DEFAULT_LIMITS } from '../core/limits.js';
 import { StartsAhead } from '../core/starts-ahead.js';
@@ -82,6 +83,8 @@ export class DockerBackend implements SandboxBackend {
   private readonly maxUses: number;
   private readonly shellServer: boolean;
   private readonly volumes: SandboxVolumes;
+  /** With `--pool`: the workspaces' tmpfs volumes of containers started ahead over a layer, made ready in batches. */
+  private readonly uppers?: UpperHolders;
 
   constructor(private readonly options: DockerBackendOptions = {}) {
     this.name = options.name ?? 'docker';
@@ -98,6 +101,12 @@ export class DockerBackend implements SandboxBackend {
     if (options.pool) {
       this.expectLayer = (spec, layer) => this.startAhead(spec, layer);
       this.startsAhead = options.pool;
+      this.uppers = new UpperHolders({
+        docker: this.docker,
+        volumes: this.volumes,
+        batch: 2 * options.pool,
+        plan: async (image, name) => (await this.basePlan(image, this.runId, '', 'holder', name)).plan,
+      });
     }
   }
 
@@ -173,7 +182,7 @@ export class DockerBackend implements SandboxBackend {
 
   /**
    * A sandbox of the run will start from the layer `key`: a container over it is started ahead
-   * (an empty one, then one over the layer: layer-start.ts), up to `--pool` at a time, in the
+   * (on volumes a holder made ready: upper-holders.ts), up to `--pool` at a time, in the
    * order announced. A container start costs the engine half a second or more here: started while
    * other fixtures run, it is not waited for. Returns the withdrawal (the sandbox will not ask).
    */
@@ -185,32 +194,23 @@ export class DockerBackend implements SandboxBackend {
   }
 
   /**
-   * A container moved onto the layer `key`: an empty one (from the image's pool when one is ready
-   * there, else a new one) on whose volumes one over the layer starts; the empty one is removed.
+   * A container over the layer `key`, on volumes whose workspace tmpfs a holder keeps ready for the
+   * overlay (upper-holders.ts): one container start. Throws when it cannot be made (no such layer,
+   * no holder): the sandbox then starts over the layer on its own (DockerSandbox.startLayer).
    */
   private async prepareOverLayer(image: string, key: string): Promise<LayeredContainer> {
     const lower = await findLayer(this.docker, key);
     if (!lower) throw new RedgreenError('SANDBOX_FAILED', `no layer ${key} on the engine`);
-    const pooled = this.pools.get(image)?.take();
-    // Lent by its pool, it will not come back: the pool makes another.
-    if (pooled) this.pools.get(image)!.lost(pooled);
-    const empty = pooled ?? (await this.prepare(image, this.runId, '', 'pool'));
-    let layered: LayeredContainer | null = null;
+    const uppers = this.uppers!;
+    const prefix = await uppers.take(image);
     try {
-      // As a sandbox's own start over a layer (DockerSandbox.startLayer), only with a command server.
-      const server = empty.server;
-      if (server)
-        layered = await startOverLayer(
-          this.docker,
-          empty,
-          lower,
-          async (argv) => (await server.run({ argv, env: {}, cwd: '/', internal: true })).result,
-        );
-      if (!layered) throw new RedgreenError('SANDBOX_FAILED', `the engine could not start a container over layer ${key}`);
-      return layered;
-    } finally {
-      if (layered) this.retire(empty);
-      else await this.discard(empty);
+      const container = await this.prepare(image, this.runId, '', 'pool', { prefix, lower });
+      uppers.started(prefix);
+      return { container, bytes: layerBytes(lower) };
+    } catch (e) {
+      // Mostly done by prepare's discard already; not when its plan could not be made.
+      if (!(await uppers.leave(prefix))) await this.volumes.remove(prefix, true);
+      throw e;
     }
   }
 
@@ -274,6 +274,7 @@ export class DockerBackend implements SandboxBackend {
       await this.opened?.catch(() => undefined);
       await Promise.all([...[...this.pools.values()].map((pool) => pool.drain()), this.ahead?.drain()]);
       while (this.retiring.size) await Promise.all(this.retiring.values());
+      await this.uppers?.close();
       await collectGarbage(this.docker, { match: { [LABEL.session]: this.session }, ignoreLiveness: true }).catch(() => undefined);
     })();
     return this.closing;
@@ -319,43 +320,72 @@ export class DockerBackend implements SandboxBackend {
     return p;
   }
 
-  /** Volumes, then the container (network none, its command server attached) on them, started. */
-  private async prepare(image: string, runId: string, fixtureId: string, role: Role): Promise<PreparedContainer> {
+  /** What a container of `image` on the volumes `name` is made from: labels, limits, the image's reference and PATH. */
+  private async basePlan(
+    image: string,
+    runId: string,
+    fixtureId: string,
+    role: Role,
+    name: string,
+  ): Promise<{ plan: SandboxPlan; path: string }> {
     const info = await this.image(image);
-    const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
     const labels = { [LABEL.run]: runId, [LABEL.role]: role, [LABEL.fixture]: fixtureId, [LABEL.session]: this.session, ...ownerLabels() };
     const ulimits = profileOf(this.docker).ulimits;
-    const ca = await this.caBundles();
-    const plan: SandboxPlan = {
-      image: info.ref,
-      volume: name,
-      labels,
-      limits: this.limits,
-      ...(ulimits ? { ulimits } : {}),
-      ...(this.shellServer ? { shellServer: true } : {}),
+    return {
+      path: info.path,
+      plan: {
+        image: info.ref,
+        volume: name,
+        labels,
+        limits: this.limits,
+        ...(ulimits ? { ulimits } : {}),
+        ...(this.shellServer ? { shellServer: true } : {}),
+      },
     };
+  }
+
+  /**
+   * Volumes, then the container (network none, its command server attached) on them, started.
+   * `over` makes the workspace an overlay over the layer `lower`, on the volumes `prefix` made
+   * beforehand (prepareOverLayer).
+   */
+  private async prepare(
+    image: string,
+    runId: string,
+    fixtureId: string,
+    role: Role,
+    over?: { prefix: string; lower: Docker.VolumeInspectInfo },
+  ): Promise<PreparedContainer> {
+    const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
+    const { plan, path } = await this.basePlan(image, runId, fixtureId, role, over?.prefix ?? name);
+    const ca = await this.caBundles();
     const p: PreparedContainer = {
       name,
       image,
       container: this.docker.getContainer(name),
       server: null,
-      volume: name,
+      volume: plan.volume,
       plan,
-      imagePath: info.path,
+      imagePath: path,
       env: ca.env,
       resettable: false,
       uses: 0,
       counters: { oomKills: 0, pidsMax: 0 },
     };
     try {
-      await this.volumes.create(name, labels);
-      const caVolume = await this.caVolumeFor(name, info.ref, labels, role);
+      if (over) {
+        // Set first: a failure removes the overlay with the other volumes (discard).
+        plan.layer = over.lower.Name;
+        if (!(await overlayOnLayer(this.docker, over.prefix, over.lower, plan.labels)))
+          throw new Error(`the volumes ${over.prefix} are gone`);
+      } else await this.volumes.create(p.volume, plan.labels);
+      const caVolume = await this.caVolumeFor(p.volume, plan.image, plan.labels, role);
       if (caVolume) plan.ca = caVolume;
-      Object.assign(p, await startSandboxContainer(this.docker, plan, name));
+      Object.assign(p, await startSandboxContainer(this.docker, plan, p.name));
       return p;
     } catch (e) {
       await this.discard(p);
-      throw engineFailure(`create sandbox ${name}`, e, this.docker);
+      throw engineFailure(`create sandbox ${p.name}`, e, this.docker);
     }
   }
 
@@ -373,7 +403,8 @@ export class DockerBackend implements SandboxBackend {
     await this.removeContainer(p);
     // The container this one replaced (retire) still mounts these volumes until it is removed.
     await this.retiring.get(p.volume);
-    await this.volumes.remove(p.volume, Boolean(p.plan.layer));
+    // A holder still mounting its workspace's tmpfs (upper-holders.ts) removes them with it.
+    if (!(await this.uppers?.leave(p.volume))) await this.volumes.remove(p.volume, Boolean(p.plan.layer));
     // A sandbox's own CA volume (outside a run), never the run's (a half-made one is close()'s).
     if (p.plan.ca === `${p.volume}-ca`)
       await this.docker

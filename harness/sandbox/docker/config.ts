@@ -64,6 +64,12 @@ export function volumeDriverOpts(l: DockerLimits): Record<string, string> {
   return { type: 'tmpfs', device: 'tmpfs', o: `size=${l.diskBytes},uid=${SANDBOX_UID},gid=${SANDBOX_GID},mode=0755` };
 }
 
+/**
+ * The same on an engine that refuses a size (volumes.ts): a plain folder, still the sandbox user's
+ * wherever it is mounted (a holder's, upper-holders.ts, is mounted where the image has no folder).
+ */
+export const PLAIN_VOLUME_DRIVER_OPTS: Record<string, string> = { o: `uid=${SANDBOX_UID},gid=${SANDBOX_GID}` };
+
 export interface ContainerPlan {
   name: string;
   image: string;

@@ -8,7 +8,7 @@ import { OWNER_LABEL } from '../core/owner.js';
  */
 export const LABEL = {
   run: 'redgreen.run',
-  /** sandbox | pool | network | ca | image-build | image-stage */
+  /** sandbox | pool | holder | network | ca | image-build | image-stage */
   role: 'redgreen.role',
   fixture: 'redgreen.fixture',
   /** One backend instance: what its close() sweeps. */
@@ -17,7 +17,7 @@ export const LABEL = {
   ...OWNER_LABEL,
 } as const;
 
-export type Role = 'sandbox' | 'pool' | 'network' | 'ca' | 'image-build' | 'image-stage';
+export type Role = 'sandbox' | 'pool' | 'holder' | 'network' | 'ca' | 'image-build' | 'image-stage';
 
 /**
  * The roles of the images redgreen commits (`image build`, the layout images). A container only

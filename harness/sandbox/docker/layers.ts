@@ -164,7 +164,7 @@ export async function listLayers(docker: Docker, scope: string): Promise<EngineL
       return {
         name: v.Name,
         key,
-        bytes: Number(v.Labels?.[BYTES_LABEL] ?? 0) || 0,
+        bytes: layerBytes(v),
         fixture: v.Labels?.[LABEL.fixture] ?? '',
         lastUsed: lastUseOf(made, usesFile),
         ...(usesFile ? { usesFile } : {}),
@@ -202,6 +202,11 @@ const inspectVolume = (docker: Docker, name: string): Promise<Docker.VolumeInspe
     .inspect()
     .catch((e: unknown) => (statusOf(e) === 404 ? null : Promise.reject(e)));
 
+/** A layer volume's tree size, as its label says (saveLayer). */
+export function layerBytes(layer: Docker.VolumeInspectInfo): number {
+  return Number(layer.Labels?.[BYTES_LABEL] ?? 0) || 0;
+}
+
 /** The layer volume `key` on the engine, or null when there is none (most fixtures: asking first costs one call). */
 export function findLayer(docker: Docker, key: string): Promise<Docker.VolumeInspectInfo | null> {
   return inspectVolume(docker, layerVolume(key));
@@ -231,5 +236,5 @@ export async function overlayOnLayer(
       o: `lowerdir=${lower.Mountpoint}/tree,upperdir=${upper.Mountpoint}/upper,workdir=${upper.Mountpoint}/work`,
     },
   });
-  return { layer: lower.Name, bytes: Number(lower.Labels?.[BYTES_LABEL] ?? 0) || 0 };
+  return { layer: lower.Name, bytes: layerBytes(lower) };
 }

@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { engineFailure } from './client.js';
-import { overlayVolume, volumeDriverOpts, volumeNames, type DockerLimits } from './config.js';
+import { overlayVolume, PLAIN_VOLUME_DRIVER_OPTS, volumeDriverOpts, volumeNames, type DockerLimits } from './config.js';
 
 /**
  * The volumes of a sandbox's containers (workspace, scratch, HOME), each a tmpfs of the disk
@@ -20,7 +20,7 @@ export class SandboxVolumes {
     const create = (sized: boolean) =>
       Promise.all(
         volumeNames(name).map((Name) =>
-          this.docker.createVolume({ Name, Labels: labels, ...(sized ? { DriverOpts: volumeDriverOpts(this.limits) } : {}) }),
+          this.docker.createVolume({ Name, Labels: labels, DriverOpts: sized ? volumeDriverOpts(this.limits) : PLAIN_VOLUME_DRIVER_OPTS }),
         ),
       );
     if (this.sized) {
