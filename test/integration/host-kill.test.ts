@@ -38,3 +38,29 @@ describe('local kill: what it leaves alone', () => {
     expect(processesWith(t)).toEqual([]);
   });
 });
+
+describe("local kill: the backend's close", () => {
+  test("kills what a sandbox's commands left that their own kills missed, and no other folder's processes", async () => {
+    const backend = new LocalBackend();
+    const [missed, others] = [uniqueSleep(), uniqueSleep()];
+    const started: ReturnType<typeof spawn>[] = [];
+    // Started by the test, not by a command: no command's kill looks for them.
+    const leave = (sandboxId: string, t: string) =>
+      started.push(spawn('sleep', [t], { stdio: 'ignore', detached: true, env: { REDGREEN_SANDBOX: sandboxId } }));
+    try {
+      await backend.open();
+      const sb = await backend.create({ runId: 'host-kill-close', fixtureId: 'close' });
+      leave(sb.id, missed);
+      // Another folder's sandbox (its name ours with one more letter): left alone.
+      leave(`${sb.id.slice(0, sb.id.lastIndexOf('-'))}x-0000`, others);
+      await sb.destroy();
+      expect(processesWith(missed)).toHaveLength(1);
+      await backend.close();
+      expect(processesWith(missed)).toEqual([]);
+      expect(processesWith(others)).toHaveLength(1);
+    } finally {
+      for (const p of started) p.kill('SIGKILL');
+      await backend.close();
+    }
+  });
+});

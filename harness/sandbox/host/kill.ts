@@ -116,6 +116,11 @@ interface Scan {
  */
 export function findMarked(value: string, window: PidWindow | null = null, name: string = MARKER_VAR, serverGroup?: number): Scan {
   const needle = Buffer.from(`${name}=${value}\0`);
+  return findCarrying((environ) => environ.includes(needle), window, serverGroup);
+}
+
+/** findMarked's look, for any test of a process's environment. */
+function findCarrying(carries: (environ: Buffer) => boolean, window: PidWindow | null, serverGroup?: number): Scan {
   const scan: Scan = { marked: [], unsure: [] };
   const pids = candidates(window);
   const direct = pids.length <= DIRECT_PROBES;
@@ -129,7 +134,7 @@ export function findMarked(value: string, window: PidWindow | null = null, name:
       if (why === 'exec') scan.unsure.push(pid);
       else if (why === 'reread') environ = readProc(`/proc/${pid}/environ`);
     }
-    if (environ?.includes(needle) || (serverGroup && pid !== serverGroup && inGroup(pid, serverGroup))) scan.marked.push(pid);
+    if ((environ && carries(environ)) || (serverGroup && pid !== serverGroup && inGroup(pid, serverGroup))) scan.marked.push(pid);
   }
   return scan;
 }
@@ -142,12 +147,23 @@ export function findMarked(value: string, window: PidWindow | null = null, name:
  */
 export async function killTree(pgid: number | undefined, marker: string, window: PidWindow | null, serverGroup?: number): Promise<number> {
   if (pgid) signal(-pgid, 'SIGKILL');
-  return killMarked(marker, window, EXEC_MARKER_VAR, serverGroup);
+  return killMarked(() => findMarked(marker, window, EXEC_MARKER_VAR, serverGroup));
 }
 
 /** Every process of a sandbox, whatever command started it (destroy after a harness crash: gc). */
 export function killSandbox(sandboxId: string): Promise<number> {
-  return killMarked(sandboxId, null, MARKER_VAR);
+  return killMarked(() => findMarked(sandboxId, null, MARKER_VAR));
+}
+
+/**
+ * Every process of any sandbox of the folders named `folders` (a host sandbox's id is its folder's
+ * name, a dash and its own suffix: local.ts): a backend's last look, at its close, for anything
+ * a command's own kill missed. One look at every process, whatever the number of sandboxes.
+ */
+export function killSandboxesOf(folders: readonly string[]): Promise<number> {
+  if (!folders.length) return Promise.resolve(0);
+  const needles = folders.map((f) => Buffer.from(`${MARKER_VAR}=${f}-`));
+  return killMarked(() => findCarrying((environ) => needles.some((n) => environ.includes(n)), null));
 }
 
 /**
@@ -176,10 +192,10 @@ const pause = (round: number) => new Promise((r) => setTimeout(r, Math.min(10, 2
  * candidate is inside an exec: a killed process keeps its /proc entry until the kernel has run its
  * exit, and an exec'ing one shows its environment only once the exec is done.
  */
-async function killMarked(value: string, window: PidWindow | null, name: string, serverGroup?: number): Promise<number> {
+async function killMarked(look: () => Scan): Promise<number> {
   let killed = 0;
   for (let round = 0; round < KILL_ROUNDS; round++) {
-    const { marked, unsure } = findMarked(value, window, name, serverGroup);
+    const { marked, unsure } = look();
     if (!marked.length && !unsure.length) break;
     for (const pid of marked) signal(pid, 'SIGKILL');
     killed += marked.length;

@@ -10,6 +10,7 @@ import { HostSandbox } from './sandbox.js';
 import { HostServers } from './server.js';
 import { SERVED_ENV_FILE, servedEnvScript, type ServedEnv } from './server-process.js';
 import { writeOwner } from './gc.js';
+import { killSandboxesOf } from './kill.js';
 import { MARKER_VAR } from '../core/kill-script.js';
 import { resolveInside } from '../core/paths.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
@@ -32,6 +33,8 @@ export class LocalBackend implements SandboxBackend {
   private readonly roots: HostRoots;
   /** The command servers of every sandbox of this backend. */
   private readonly servers = new HostServers();
+  /** The names of the folders its sandboxes had: their ids start with them (close's last look). */
+  private readonly folders = new Set<string>();
 
   /** What every sandbox's variables start from (the host's allowlisted ones, read once). */
   private readonly baseEnv: Record<string, string>;
@@ -53,12 +56,15 @@ export class LocalBackend implements SandboxBackend {
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const { root, spares } = await this.roots.take();
+    this.folders.add(path.basename(root));
     const sandbox = new LocalSandbox(root, this.baseEnv, this.roots, this.servers, spares);
     writeOwner(root, sandbox.id, spec.runId);
     return sandbox;
   }
 
+  /** Also kills whatever a sandbox's processes left that the kills of their commands missed. */
   async close(): Promise<void> {
+    await killSandboxesOf([...this.folders]);
     await this.servers.close();
     await this.roots.close();
   }
