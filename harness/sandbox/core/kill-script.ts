@@ -31,9 +31,10 @@ const REAP_ROUNDS = 100;
  * itself), until a scan finds none left — a process may fork between a scan and its kill, and a
  * killed one keeps its environment until the kernel has run its exit. A process whose environment
  * reads empty may be one of them inside an exec: its new environment is not there yet (env_end,
- * field 51 of its stat, is 0: look again next round), or the read caught the memory the exec
- * dropped (read it again); kernel threads and zombies (no exe) and processes started with `env -i`
- * are not; a clean round ends with one more look for the marker. Bounded, so a fork bomb cannot
+ * field 51 of its stat, is 0, or, while a running process's exec lays the strings out, equal to
+ * env_start: look again next round), or the read caught the memory the exec dropped (read it
+ * again); kernel threads and zombies (no exe) and processes started with `env -i` (not running,
+ * both ends at one place) are not; a clean round ends with one more look for the marker. Bounded, so a fork bomb cannot
  * pin it: it then fails (as it does when it cannot fork) and says so on stderr. Plain sh and grep,
  * so any image with a shell runs it; /proc is the sandbox's own. The scans run grep directly in the command substitution (no pipeline), so no
  * subshell carrying the caller's marker lingers to be found, and the caller's own process is the
@@ -57,6 +58,8 @@ export const REAP_FUNCTION = `reap() {
       read -r st 2>/dev/null <"/proc/$p/stat" || continue
       set -- \${st##*) }
       if [ "\${49:-0}" = 0 ]; then
+        unsure=1
+      elif [ "\${49}" = "\${48}" ] && { [ "$1" = R ] || [ "$1" = D ]; }; then
         unsure=1
       elif grep -qszx "${EXEC_MARKER_VAR}=$rm_" "/proc/$p/environ"; then
         kill -9 "$p" 2>/dev/null

@@ -42,23 +42,35 @@ const PF_KTHREAD = 0x00200000;
 
 /**
  * What an empty read of a process's environment means. A process inside execve has none yet
- * (its new memory's env_end is 0 until the kernel has copied the strings), and a read opened just
- * before the exec sees the old memory go away: either may be one of ours. The process's stat
- * tells them apart from a kernel thread or a process that really has no environment (`env -i`).
+ * (its new memory's env_end is 0, then equal to env_start, until the kernel has laid out the
+ * strings), and a read opened just before the exec sees the old memory go away: either may be one
+ * of ours. The process's stat tells them apart from a kernel thread or a process that really has
+ * no environment (`env -i`).
  */
 function emptyEnviron(pid: number): 'exec' | 'reread' | 'none' {
-  const f = statFields(pid);
+  return emptyEnvironOf(statFields(pid));
+}
+
+/** emptyEnviron's answer from a process's stat (statFields; null: gone). */
+export function emptyEnvironOf(f: string[] | null): 'exec' | 'reread' | 'none' {
   if (!f || f[0] === 'Z' || f[0] === 'X' || Number(f[6]) & PF_KTHREAD) return 'none';
   const [envStart, envEnd] = [Number(f[47]), Number(f[48])];
   if (!envEnd) return 'exec';
-  return envEnd > envStart ? 'reread' : 'none';
+  if (envEnd > envStart) return 'reread';
+  // Both ends at one place: an environment of nothing (`env -i`), or one an exec is laying out
+  // now (the kernel puts both ends after the arguments, then moves the end past each string).
+  // Only a process running (or in a page fault's wait) can be inside an exec.
+  return f[0] === 'R' || f[0] === 'D' ? 'exec' : 'none';
 }
 
 /** A process's /proc stat fields after its command name (which may hold spaces and parentheses), from field 3 (state) on; null once gone. */
 function statFields(pid: number): string[] | null {
   const bytes = readProc(`/proc/${pid}/stat`);
-  if (!bytes) return null;
-  const stat = bytes.toString('latin1');
+  return bytes && fieldsOf(bytes.toString('latin1'));
+}
+
+/** A /proc stat line's fields from field 3 (state) on. */
+export function fieldsOf(stat: string): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
