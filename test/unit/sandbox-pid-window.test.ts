@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PidWindow } from '../../harness/sandbox/host/pid-clock.js';
+import { PidsAfterExit, PidWindow } from '../../harness/sandbox/host/pid-clock.js';
 
 describe('PidWindow', () => {
   // The clock may not lose sight of the counter for pid_max / 1000 ms (pid-clock.ts): 33 ms where
@@ -45,5 +45,42 @@ describe('PidWindow', () => {
     } finally {
       window.close();
     }
+  });
+});
+
+describe('PidsAfterExit', () => {
+  const shPid = () => Number(spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim());
+
+  it('a command still running, or ended with the pid counter not come round since, owns its pids', () => {
+    const after = new PidsAfterExit();
+    expect(after.ours).toBe(true);
+    after.exited();
+    shPid();
+    expect(after.ours).toBe(true);
+    after.done();
+  });
+
+  // As root: the test moves the kernel's pid counter to just below pid_max (ns_last_pid), so that
+  // the next pids wrap round, as they do after a while on a busy machine (pid_max is 32768 here).
+  it.skipIf(process.getuid?.() !== 0)("once the counter came round, its pids may be anyone's: none is its own", () => {
+    const wrapMs = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1')) / 1000;
+    const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1'));
+    const after = new PidsAfterExit();
+    after.exited();
+    let lookedAt = performance.now();
+    let gap = 0;
+    writeFileSync('/proc/sys/kernel/ns_last_pid', String(pidMax - 3));
+    const pids: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      pids.push(shPid());
+      gap = Math.max(gap, performance.now() - lookedAt);
+      // A look each time, as the clock's timer would make (spawnSync holds it back).
+      expect(typeof after.ours).toBe('boolean');
+      lookedAt = performance.now();
+    }
+    expect(Math.min(...pids), `pids ${pids}`).toBeLessThan(pidMax - 3);
+    // Whether the clock kept sight (wrapped) or lost it (gap), nothing is its own any more.
+    expect(after.ours, `largest gap between looks ${gap.toFixed(1)} ms (limit ${wrapMs} ms)`).toBe(false);
+    after.done();
   });
 });

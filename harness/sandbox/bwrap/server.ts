@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { CommandRequest, CommandServer, ServerOutcome } from '../core/command-server.js';
 import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { signal } from '../host/kill.js';
+import { PidsAfterExit } from '../host/pid-clock.js';
 import { commandLine, SIDE_FD, spawnServer, type ServedEnv } from '../host/server-process.js';
 import { SERVER_SHELL } from './args.js';
 
@@ -106,7 +107,7 @@ export class BwrapServer {
   static async start(file: string, args: readonly string[], cwd: string, env: Record<string, string>): Promise<BwrapServer | null> {
     let server: BwrapServer | null = null;
     let info = '';
-    const { pid, commands, gone, hold } = spawnServer(file, args, {
+    const { pid, commands, gone, exited, hold } = spawnServer(file, args, {
       cwd,
       env,
       name: 'the bwrap command server',
@@ -122,6 +123,8 @@ export class BwrapServer {
       return null;
     }
     server = new BwrapServer(pid, commands, gone, hold);
+    const after = server.afterExit;
+    void exited.then(() => after.exited());
     try {
       const [mode] = await commands.hello();
       if (mode === 'ready') {
@@ -166,8 +169,12 @@ export class BwrapServer {
     }
   }
 
+  /** Whether the init's and the host command's numbers are still theirs (a server found dead long after it ended). */
+  private readonly afterExit = new PidsAfterExit();
+
   /** Ends the namespace through its init; before bwrap has said which that is, the whole host command. */
   private stop(): void {
+    if (!this.afterExit.ours) return;
     if (this.init) signal(this.init, 'SIGKILL');
     else signal(-this.pid, 'SIGKILL');
   }
@@ -181,5 +188,6 @@ export class BwrapServer {
     this.hold(true);
     this.stop();
     await this.gone;
+    this.afterExit.done();
   }
 }

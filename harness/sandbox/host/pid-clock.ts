@@ -117,3 +117,31 @@ export class PidWindow {
     clock.unwatch();
   }
 }
+
+/**
+ * The pids of a host command that ended (a command server and what it ran): from its exit on, the
+ * numbers it held are freed as their last user goes, and the kernel hands one out again only after
+ * the counter has come all the way round. Until then a signal to them can reach nothing but what
+ * is left of that command; after, maybe a stranger.
+ */
+export class PidsAfterExit {
+  /** Opened at the exit (undefined while it runs; null where pids cannot be counted). */
+  private window?: PidWindow | null;
+
+  /** The command exited (call at once: the count starts here). */
+  exited(): void {
+    this.window ??= PidWindow.open();
+  }
+
+  /** Whether its pids and groups are still its own to signal. */
+  get ours(): boolean {
+    if (this.window === undefined) return true;
+    const r = this.window?.range();
+    return !!r && !r.wrapped;
+  }
+
+  /** Nothing more will be signalled: the clock may stop counting for it. */
+  done(): void {
+    this.window?.close();
+  }
+}

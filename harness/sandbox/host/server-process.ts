@@ -22,6 +22,8 @@ export interface SpawnedServer {
   input: NodeJS.WritableStream;
   commands: CommandServer;
   gone: Promise<void>;
+  /** When the host command exited (Node reaped it), maybe before its pipes closed (gone). */
+  exited: Promise<void>;
   /**
    * Whether the server keeps the harness process alive: while it works for the harness (starting,
    * a command, ending), not while it waits idle for one. A program that never closes its backend
@@ -50,10 +52,14 @@ export function spawnServer(
     child.once('close', () => resolve());
     child.once('error', () => resolve());
   }).then(() => commands.ended(`${o.name} ended`));
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
   // Node's pipes to a child are sockets: they can stop holding the event loop as the child can.
   const handles: { ref(): unknown; unref(): unknown }[] = [child, ...(child.stdio.slice(0, SIDE_FD + 1) as unknown as Socket[])];
   const hold = (on: boolean) => handles.forEach((h) => (on ? h.ref() : h.unref()));
-  return { pid: child.pid, input: child.stdin, commands, gone, hold };
+  return { pid: child.pid, input: child.stdin, commands, gone, exited, hold };
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { CommandRequest, CommandServer, ServerOutcome } from '../core/command-server.js';
 import { groupGone, signal } from './kill.js';
+import { PidsAfterExit } from './pid-clock.js';
 import { commandLine, PIPED, SIDE_FD, spawnServer } from './server-process.js';
 
 /** Signals a command may send its whole group (`kill 0`): the server ignores them, its commands get them back. */
@@ -49,6 +50,8 @@ export class HostServer {
   private busy = false;
   /** The server's process group, which its commands share: the server's pid (0 until its hello said it). */
   pgid = 0;
+  /** Whether the numbers of its groups are still its own (a server found dead long after it ended). */
+  private readonly afterExit = new PidsAfterExit();
 
   private constructor(
     /** The host shell around it (PIPED), leader of the group its pipes are in. */
@@ -65,7 +68,7 @@ export class HostServer {
     const argv = ['setsid', '/bin/sh', '-c', HOST_SERVER_SCRIPT, 'redgreen-server'];
     let server: HostServer | null = null;
     let side = '';
-    const { pid, input, commands, gone, hold } = spawnServer('/bin/sh', ['-c', PIPED, 'sh', ...argv], {
+    const { pid, input, commands, gone, exited, hold } = spawnServer('/bin/sh', ['-c', PIPED, 'sh', ...argv], {
       cwd: '/',
       env: {},
       name: 'the local command server',
@@ -89,6 +92,8 @@ export class HostServer {
       return null;
     }
     server = new HostServer(pid, commands, input, gone, hold);
+    const after = server.afterExit;
+    void exited.then(() => after.exited());
     try {
       const [, , pid] = await commands.hello();
       if (!/^\d+$/.test(pid ?? '')) throw new Error(`the local command server said no pid`);
@@ -157,22 +162,29 @@ export class HostServer {
     this.commands.close();
     await this.gone;
     // What a command left in the server's group that its reap missed goes with it.
-    if (this.pgid) signal(-this.pgid, 'SIGKILL');
-    await this.groupsGone();
+    const groups = this.groups();
+    if (this.pgid && groups.length) signal(-this.pgid, 'SIGKILL');
+    await this.groupsGone(groups);
   }
 
   /** Ends the server, its pipes and whatever its command runs. */
   async kill(): Promise<void> {
     this.hold(true);
-    if (this.pgid) signal(-this.pgid, 'SIGKILL');
-    signal(-this.pid, 'SIGKILL');
+    const groups = this.groups();
+    for (const g of groups) signal(-g, 'SIGKILL');
     await this.gone;
-    await this.groupsGone();
+    await this.groupsGone(groups);
   }
 
-  /** Returns once nothing of the server's two groups is left, not even a process still exiting. */
-  private async groupsGone(): Promise<void> {
-    await Promise.all([this.pgid, this.pid].filter(Boolean).map((g) => groupGone(g)));
+  /** The server's two groups (its own and its host shell's) while their numbers are still theirs (PidsAfterExit). */
+  private groups(): number[] {
+    return this.afterExit.ours ? [this.pgid, this.pid].filter(Boolean) : [];
+  }
+
+  /** Returns once nothing of `groups` is left, not even a process still exiting. */
+  private async groupsGone(groups: number[]): Promise<void> {
+    await Promise.all(groups.map((g) => groupGone(g)));
+    this.afterExit.done();
   }
 }
 
