@@ -2,8 +2,8 @@ import type { Fixture } from '../../harness/fixtures/load.js';
 import type { FixtureContext } from '../../harness/pipeline/context.js';
 import type { FixtureEvent } from '../../harness/pipeline/events.js';
 import type { SetupCache } from '../../harness/pipeline/setup-cache.js';
-import type { Sandbox } from '../../harness/sandbox/core/types.js';
-import { onTestFinished } from 'vitest';
+import type { Sandbox, SandboxBackend, SandboxSpec } from '../../harness/sandbox/core/types.js';
+import { expect, onTestFinished } from 'vitest';
 import { makeProject, type InlineFixture, type Project } from './project.js';
 
 /**
@@ -51,4 +51,17 @@ export async function layerProject(oracle?: string): Promise<Project> {
   const project = await makeProject({ big });
   onTestFinished(() => project.cleanup());
   return project;
+}
+
+/** A sandbox of `backend` whose workspace holds a.txt ("a") is kept as the engine layer `<scope>-0`; returns that key. */
+export async function saveSmallLayer(backend: SandboxBackend, spec: SandboxSpec, o: { scope: string; cacheDir: string }): Promise<string> {
+  const key = `${o.scope}-0`;
+  const maker = await backend.create(spec);
+  try {
+    await maker.writeFiles([{ path: 'a.txt', content: 'a\n' }]);
+    expect(await maker.saveLayer!(key, { fixture: spec.fixtureId, maxBytes: 1024 ** 3, ...o })).toBeNull();
+  } finally {
+    await maker.destroy();
+  }
+  return key;
 }

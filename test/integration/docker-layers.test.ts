@@ -23,7 +23,7 @@ import { evictLayers, layerVolume, listLayers, markLayerUse, pruneLayers } from 
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 import { runCli } from '../helpers/cli.js';
-import { files, layerContext as context, layerProject, MANIFEST, snapshotCommand } from '../helpers/layer-fixture.js';
+import { files, layerContext as context, layerProject, MANIFEST, saveSmallLayer, snapshotCommand } from '../helpers/layer-fixture.js';
 import { makeProject, selfcheckProject, type InlineFixture } from '../helpers/project.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
@@ -196,17 +196,10 @@ describe.skipIf(unavailable).each(engines)('prepared layers on $name', ({ name, 
     );
     const cacheDir = await tempDir();
     const scope = `test-${randomBytes(4).toString('hex')}`;
-    const key = `${scope}-0`;
     const spec = { runId: 'docker-ahead', fixtureId: 'ahead' };
     try {
       await backend.open('docker-ahead');
-      const maker = await backend.create(spec);
-      try {
-        await maker.writeFiles([{ path: 'a.txt', content: 'a\n' }]);
-        expect(await maker.saveLayer!(key, { fixture: 'ahead', maxBytes: 1024 ** 3, scope, cacheDir })).toBeNull();
-      } finally {
-        await maker.destroy();
-      }
+      const key = await saveSmallLayer(backend, spec, { scope, cacheDir });
       // Noted in the cache but not on the engine (evicted meanwhile): nothing to start, and nothing breaks.
       markLayerUse(cacheDir, `${scope}-gone`);
       backend.expectLayer!(spec, { key: `${scope}-gone`, cacheDir });

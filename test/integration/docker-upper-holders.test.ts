@@ -8,6 +8,7 @@ import { pruneLayers } from '../../harness/sandbox/docker/layers.js';
 import type { UpperHolders } from '../../harness/sandbox/docker/upper-holders.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
+import { saveSmallLayer } from '../helpers/layer-fixture.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const unavailable = dockerUnavailableReason();
@@ -92,17 +93,10 @@ describe.skipIf(unavailable).each(engines)('upper holders on $name', ({ name, cl
     const backend = backendOn(docker, 'docker-holders-ahead', { limits: { diskBytes: 32 * 1024 ** 2 } });
     const cacheDir = await tempDir();
     const scope = `test-${randomBytes(4).toString('hex')}`;
-    const key = `${scope}-0`;
     const spec = { runId: 'docker-holders-ahead', fixtureId: 'ahead' };
     try {
       await backend.open('docker-holders-ahead');
-      const maker = await backend.create(spec);
-      try {
-        await maker.writeFiles([{ path: 'a.txt', content: 'a\n' }]);
-        expect(await maker.saveLayer!(key, { fixture: 'ahead', maxBytes: 1024 ** 3, scope, cacheDir })).toBeNull();
-      } finally {
-        await maker.destroy();
-      }
+      const key = await saveSmallLayer(backend, spec, { scope, cacheDir });
       for (const round of [1, 2, 3]) {
         backend.expectLayer!(spec, { key, cacheDir });
         const sb = await backend.create(spec);
