@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { CommandRequest, CommandServer, ServerOutcome } from '../core/command-server.js';
 import { PSTATE_FUNCTION } from '../core/kill-script.js';
 import { signal } from '../host/kill.js';
-import { PidsAfterExit } from '../host/pid-clock.js';
+import type { PidsAfterExit } from '../host/pid-clock.js';
 import { commandLine, SIDE_FD, spawnServer, type ServedEnv } from '../host/server-process.js';
 import { SERVER_SHELL } from './args.js';
 
@@ -98,6 +98,8 @@ export class BwrapServer {
     private readonly gone: Promise<void>,
     /** Whether it keeps the harness process alive (host/server-process.ts): not while it waits idle. */
     private readonly hold: (on: boolean) => void,
+    /** Whether the init's and the host command's numbers are still theirs (a server found dead long after it ended). */
+    private readonly afterExit: PidsAfterExit,
   ) {}
 
   /**
@@ -107,7 +109,7 @@ export class BwrapServer {
   static async start(file: string, args: readonly string[], cwd: string, env: Record<string, string>): Promise<BwrapServer | null> {
     let server: BwrapServer | null = null;
     let info = '';
-    const { pid, commands, gone, exited, hold } = spawnServer(file, args, {
+    const { pid, commands, gone, hold, afterExit } = spawnServer(file, args, {
       cwd,
       env,
       name: 'the bwrap command server',
@@ -122,9 +124,7 @@ export class BwrapServer {
       await gone;
       return null;
     }
-    server = new BwrapServer(pid, commands, gone, hold);
-    const after = server.afterExit;
-    void exited.then(() => after.exited());
+    server = new BwrapServer(pid, commands, gone, hold, afterExit);
     try {
       const [mode] = await commands.hello();
       if (mode === 'ready') {
@@ -168,9 +168,6 @@ export class BwrapServer {
       this.hold(false);
     }
   }
-
-  /** Whether the init's and the host command's numbers are still theirs (a server found dead long after it ended). */
-  private readonly afterExit = new PidsAfterExit();
 
   /** Ends the namespace through its init; before bwrap has said which that is, the whole host command. */
   private stop(): void {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { CommandServer, shellWord, type CommandRequest, type CommandServerOptions } from '../core/command-server.js';
+import { PidsAfterExit } from './pid-clock.js';
 
 // What the two POSIX sh command servers on this host share (the local backend's, server.ts, and
 // bwrap's, in its namespaces): their process, its pipes, and the request line they evaluate.
@@ -22,8 +23,8 @@ export interface SpawnedServer {
   input: NodeJS.WritableStream;
   commands: CommandServer;
   gone: Promise<void>;
-  /** When the host command exited (Node reaped it), maybe before its pipes closed (gone). */
-  exited: Promise<void>;
+  /** Whether the numbers of its process and groups are still its own, counted from its exit (Node reaped it). */
+  afterExit: PidsAfterExit;
   /**
    * Whether the server keeps the harness process alive: while it works for the harness (starting,
    * a command, ending), not while it waits idle for one. A program that never closes its backend
@@ -52,14 +53,13 @@ export function spawnServer(
     child.once('close', () => resolve());
     child.once('error', () => resolve());
   }).then(() => commands.ended(`${o.name} ended`));
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.once('error', () => resolve());
-  });
+  const afterExit = new PidsAfterExit();
+  child.once('exit', () => afterExit.exited());
+  child.once('error', () => afterExit.exited());
   // Node's pipes to a child are sockets: they can stop holding the event loop as the child can.
   const handles: { ref(): unknown; unref(): unknown }[] = [child, ...(child.stdio.slice(0, SIDE_FD + 1) as unknown as Socket[])];
   const hold = (on: boolean) => handles.forEach((h) => (on ? h.ref() : h.unref()));
-  return { pid: child.pid, input: child.stdin, commands, gone, exited, hold };
+  return { pid: child.pid, input: child.stdin, commands, gone, afterExit, hold };
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

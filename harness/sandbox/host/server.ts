@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { CommandRequest, CommandServer, ServerOutcome } from '../core/command-server.js';
 import { groupGone, signal } from './kill.js';
-import { PidsAfterExit } from './pid-clock.js';
+import type { PidsAfterExit } from './pid-clock.js';
 import { commandLine, PIPED, SIDE_FD, spawnServer } from './server-process.js';
 
 /** Signals a command may send its whole group (`kill 0`): the server ignores them, its commands get them back. */
@@ -50,12 +50,12 @@ export class HostServer {
   private busy = false;
   /** The server's process group, which its commands share: the server's pid (0 until its hello said it). */
   pgid = 0;
-  /** Whether the numbers of its groups are still its own (a server found dead long after it ended). */
-  private readonly afterExit = new PidsAfterExit();
 
   private constructor(
     /** The host shell around it (PIPED), leader of the group its pipes are in. */
     private readonly pid: number,
+    /** Whether the numbers of its groups are still its own (a server found dead long after it ended). */
+    private readonly afterExit: PidsAfterExit,
     private readonly commands: CommandServer,
     private readonly input: NodeJS.WritableStream,
     private readonly gone: Promise<void>,
@@ -68,7 +68,7 @@ export class HostServer {
     const argv = ['setsid', '/bin/sh', '-c', HOST_SERVER_SCRIPT, 'redgreen-server'];
     let server: HostServer | null = null;
     let side = '';
-    const { pid, input, commands, gone, exited, hold } = spawnServer('/bin/sh', ['-c', PIPED, 'sh', ...argv], {
+    const { pid, input, commands, gone, afterExit, hold } = spawnServer('/bin/sh', ['-c', PIPED, 'sh', ...argv], {
       cwd: '/',
       env: {},
       name: 'the local command server',
@@ -91,9 +91,7 @@ export class HostServer {
       await gone;
       return null;
     }
-    server = new HostServer(pid, commands, input, gone, hold);
-    const after = server.afterExit;
-    void exited.then(() => after.exited());
+    server = new HostServer(pid, afterExit, commands, input, gone, hold);
     try {
       const [, , pid] = await commands.hello();
       if (!/^\d+$/.test(pid ?? '')) throw new Error(`the local command server said no pid`);
