@@ -142,10 +142,14 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   }
   graded ??= { verdict: 'infra_error', reason: 'no verdict was reached' };
   emit({ type: 'verdict', verdict: graded.verdict, reason: graded.reason });
+  const { verdict, reason, ...grading } = graded;
   return {
     fixtureId: fixture.id,
     title: fixture.manifest.title,
     runner: fixture.manifest.runner,
+    // The verdict first, as report.json has always shown it (its schema's order).
+    verdict,
+    reason,
     backend: o.backend.name,
     sandboxId: (sandbox as Sandbox | null)?.id ?? null,
     startedAt: startedAt.toISOString(),
@@ -160,7 +164,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     ...(mode === 'run' ? { subject: o.provider.subject } : {}),
     ...(baselineFrom ? { baselineFrom } : {}),
     ...(error ? { error } : {}),
-    ...graded,
+    ...grading,
   };
 }
 

@@ -17,13 +17,18 @@ describe('redgreen run', () => {
     const { root } = await bundled();
     const oracle = await runCli(['run', '--agent', 'oracle', '--json', ...where(d)], { cwd: root });
     expect(oracle.code).toBe(0);
-    const r = ReportSchema.parse(JSON.parse(oracle.stdout));
+    const printed = JSON.parse(oracle.stdout) as unknown;
+    const r = ReportSchema.parse(printed);
+    // Printed (and written) unparsed: it holds nothing its schema would strip.
+    expect(r).toEqual(printed);
     expect(r.subject).toBe('oracle');
     expect(r.summary.byVerdict).toEqual({ resolved: BUNDLED.length });
     expect(r.summary.denominators).toEqual({ all: BUNDLED.length, scored: BUNDLED.length });
     const nop = await runCli(['run', 'bug02_off_by_one', 'js_cart_total', '--agent', 'nop', '--json', ...where(d)], { cwd: root });
     expect(nop.code).toBe(1);
-    const n = ReportSchema.parse(JSON.parse(nop.stdout));
+    const nopPrinted = JSON.parse(nop.stdout) as unknown;
+    const n = ReportSchema.parse(nopPrinted);
+    expect(n).toEqual(nopPrinted);
     expect(n.summary.byVerdict).toEqual({ unresolved: 2 });
     expect(n.fixtures.map((f) => f.failToPass)).toEqual([
       { passed: 0, total: 2 },
