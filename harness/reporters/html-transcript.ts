@@ -74,6 +74,9 @@ export async function loadExtras(
   totalFixtures = report.fixtures.length,
   known: ReadonlyMap<string, FixtureExtras> = new Map(),
 ): Promise<ExtrasOutcome> {
+  // All collected during the run (the page of a run just made): nothing to read back, not even run.json.
+  if (report.fixtures.every((f) => known.has(f.fixtureId)))
+    return { extras: new Map(report.fixtures.map((f) => [f.fixtureId, known.get(f.fixtureId)!])) };
   if (!(await stat(path.join(transcriptDir, 'run.json')).catch(() => null))) return { warning: `no transcript at ${transcriptDir}` };
   const budget = budgetFor(totalFixtures);
   try {
