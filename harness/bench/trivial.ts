@@ -1,3 +1,4 @@
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -90,6 +91,26 @@ export async function removeTrivial(set: TrivialSet): Promise<void> {
   await rm(set.root, { recursive: true, force: true });
 }
 
+/**
+ * What making a new file costs on the set's file system right now, in ms: the median of 50 made
+ * in a new folder (kept until the set goes, so that the probe frees nothing). On ext4 without a
+ * journal (this machine's /tmp) it depends on the moment: a new inode is not one freed in the last
+ * one to six minutes, and each one skipped costs a lookup, so right after the bare work (5 files
+ * made and removed per fixture) it can cost 20 times what it costs at rest. The harness makes one
+ * a fixture (its transcript), the floor harness three.
+ */
+function newFileMs(set: TrivialSet, name: string): number {
+  const dir = path.join(set.root, name);
+  mkdirSync(dir);
+  const took: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t0 = performance.now();
+    closeSync(openSync(path.join(dir, String(i)), 'wx'));
+    took.push(performance.now() - t0);
+  }
+  return median(took);
+}
+
 /** The issue's targets: the harness's wall time against the bare work's, per backend. */
 const RATIO_TARGET: Record<string, number> = { local: 1.3, bwrap: 1.6, docker: 2 };
 const CPU_TARGET_MS = 5;
@@ -116,16 +137,23 @@ export async function benchTrivial(n: number, backends: { name: string; extra?: 
     const perFixture = (xs: number[]) => (median(xs) / n).toFixed(1);
     // What the CPU target is measured against on this machine: a Node.js process doing only the
     // unavoidable part (its spawn of the commands, their pipes, the copies, one transcript line).
+    // Each after the bare work, as each harness run is: they meet the same file system (newFileMs).
     const floors: HarnessMeasured[] = [];
-    for (let r = 0; r < ROUNDS; r++) floors.push(await floorTrivial(set, 2));
+    for (let r = 0; r < ROUNDS; r++) {
+      await bareTrivial(set, 2);
+      floors.push(await floorTrivial(set, 2));
+    }
     const floorCpu = median(floors.map((f) => f.selfCpuMs)) / n;
     console.log(
       `  minimal Node harness ${(median(floors.map((f) => f.wallMs)) / 1000).toFixed(2)} s   own CPU ${floorCpu.toFixed(2)} ms/fixture   (bench/floor-harness: copy, RED, git apply, GREEN through one sh per worker; no isolation, kill or report)`,
     );
     for (const b of backends) {
-      const pairs: { bare: Measured; h: TrivialMeasured }[] = [];
-      for (let r = 0; r < ROUNDS; r++)
-        pairs.push({ bare: await bareTrivial(set, 2), h: await harnessTrivial(set, b.name, 2, b.extra ?? []) });
+      const pairs: { bare: Measured; newFile: number; h: TrivialMeasured }[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        const bare = await bareTrivial(set, 2);
+        const newFile = newFileMs(set, `new-files-${b.name}-${r}`);
+        pairs.push({ bare, newFile, h: await harnessTrivial(set, b.name, 2, b.extra ?? []) });
+      }
       const ratios = pairs.map((p) => p.h.wallMs / p.bare.wallMs);
       const machine = (xs: (number | null)[]) =>
         xs.every((x) => x !== null) ? `   machine CPU ${perFixture(xs as number[])} ms/fixture` : '';
@@ -138,7 +166,8 @@ export async function benchTrivial(n: number, backends: { name: string; extra?: 
       console.log(
         `  ${label.padEnd(20)} ${(median(pairs.map((p) => p.h.wallMs)) / 1000).toFixed(2)} s   ${median(ratios).toFixed(2)}× bare (target ≤ ${RATIO_TARGET[b.name] ?? '?'}×; pairs ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})` +
           `   harness CPU ${(median(pairs.map((p) => p.h.selfCpuMs)) / n).toFixed(2)} ms/fixture (target ≤ ${CPU_TARGET_MS} ms; ${(median(pairs.map((p) => p.h.selfCpuMs)) / n / floorCpu).toFixed(1)}× the minimal harness)   tree CPU ${perFixture(pairs.map((p) => p.h.treeCpuMs))} ms/fixture` +
-          `${machine(pairs.map((p) => p.h.machineCpuMs))}   peak RSS ${Math.max(...pairs.map((p) => p.h.maxRssMb)).toFixed(0)} MB${bad.length ? `   NOT VALID: ${JSON.stringify(bad)}` : ''}`,
+          `${machine(pairs.map((p) => p.h.machineCpuMs))}   peak RSS ${Math.max(...pairs.map((p) => p.h.maxRssMb)).toFixed(0)} MB` +
+          `   a new file ${median(pairs.map((p) => p.newFile)).toFixed(2)} ms before the run (one a fixture)${bad.length ? `   NOT VALID: ${JSON.stringify(bad)}` : ''}`,
       );
     }
     console.log(`  load ${os.loadavg()[0]!.toFixed(2)} at end`);
