@@ -148,11 +148,12 @@ export async function benchTrivial(n: number, backends: { name: string; extra?: 
       `  minimal Node harness ${(median(floors.map((f) => f.wallMs)) / 1000).toFixed(2)} s   own CPU ${floorCpu.toFixed(2)} ms/fixture   (bench/floor-harness: copy, RED, git apply, GREEN through one sh per worker; no isolation, kill or report)`,
     );
     for (const b of backends) {
-      const pairs: { bare: Measured; newFile: number; h: TrivialMeasured }[] = [];
+      const pairs: { bare: Measured; newFile: [number, number]; h: TrivialMeasured }[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         const bare = await bareTrivial(set, 2);
-        const newFile = newFileMs(set, `new-files-${b.name}-${r}`);
-        pairs.push({ bare, newFile, h: await harnessTrivial(set, b.name, 2, b.extra ?? []) });
+        const before = newFileMs(set, `new-files-${b.name}-${r}-before`);
+        const h = await harnessTrivial(set, b.name, 2, b.extra ?? []);
+        pairs.push({ bare, newFile: [before, newFileMs(set, `new-files-${b.name}-${r}-after`)], h });
       }
       const ratios = pairs.map((p) => p.h.wallMs / p.bare.wallMs);
       const machine = (xs: (number | null)[]) =>
@@ -167,7 +168,7 @@ export async function benchTrivial(n: number, backends: { name: string; extra?: 
         `  ${label.padEnd(20)} ${(median(pairs.map((p) => p.h.wallMs)) / 1000).toFixed(2)} s   ${median(ratios).toFixed(2)}× bare (target ≤ ${RATIO_TARGET[b.name] ?? '?'}×; pairs ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})` +
           `   harness CPU ${(median(pairs.map((p) => p.h.selfCpuMs)) / n).toFixed(2)} ms/fixture (target ≤ ${CPU_TARGET_MS} ms; ${(median(pairs.map((p) => p.h.selfCpuMs)) / n / floorCpu).toFixed(1)}× the minimal harness)   tree CPU ${perFixture(pairs.map((p) => p.h.treeCpuMs))} ms/fixture` +
           `${machine(pairs.map((p) => p.h.machineCpuMs))}   peak RSS ${Math.max(...pairs.map((p) => p.h.maxRssMb)).toFixed(0)} MB` +
-          `   a new file ${median(pairs.map((p) => p.newFile)).toFixed(2)} ms before the run (one a fixture)${bad.length ? `   NOT VALID: ${JSON.stringify(bad)}` : ''}`,
+          `   a new file ${median(pairs.map((p) => p.newFile[0])).toFixed(2)} ms before the run, ${median(pairs.map((p) => p.newFile[1])).toFixed(2)} ms after (the harness makes one a fixture)${bad.length ? `   NOT VALID: ${JSON.stringify(bad)}` : ''}`,
       );
     }
     console.log(`  load ${os.loadavg()[0]!.toFixed(2)} at end`);
