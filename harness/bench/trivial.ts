@@ -1,5 +1,5 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { closeSync, openSync } from 'node:fs';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,7 +82,6 @@ export async function harnessTrivial(
 }
 
 async function latestReport(reportsDir: string): Promise<string> {
-  const { readdir } = await import('node:fs/promises');
   const runs = (await readdir(reportsDir)).sort();
   return path.join(reportsDir, runs.at(-1)!, 'report.json');
 }
@@ -92,20 +91,21 @@ export async function removeTrivial(set: TrivialSet): Promise<void> {
 }
 
 /**
- * What making a new file costs on the set's file system right now, in ms: the median of 50 made
- * in a new folder (kept until the set goes, so that the probe frees nothing). On ext4 without a
- * journal (this machine's /tmp) it depends on the moment: a new inode is not one freed in the last
- * one to six minutes, and each one skipped costs a lookup, so right after the bare work (5 files
- * made and removed per fixture) it can cost 20 times what it costs at rest. The harness makes one
- * a fixture (its transcript), the floor harness three.
+ * What a new file costs in the transcript folder of the backend's last harness run, once it has
+ * ended, in ms: the median of 50 made there (`.probe-<n>`, which no reader of a transcript opens;
+ * they go with the set). On ext4 without a journal (this machine's /tmp) a new inode is not one
+ * freed in the last minute, or the last six when its inode-table block is dirty, and each one
+ * skipped costs a lookup: after the bare work (5 files made and removed per fixture) the run's
+ * own transcript files, one a fixture, get costlier as it goes. A new folder elsewhere may land
+ * in another block group and cost nothing of the kind, so the probe uses the run's own.
  */
-function newFileMs(set: TrivialSet, name: string): number {
-  const dir = path.join(set.root, name);
-  mkdirSync(dir);
+async function newFileMs(set: TrivialSet, backend: string): Promise<number> {
+  const transcripts = path.join(set.root, `transcripts-${backend}`);
+  const dir = path.join(transcripts, (await readdir(transcripts)).sort().at(-1)!);
   const took: number[] = [];
   for (let i = 0; i < 50; i++) {
     const t0 = performance.now();
-    closeSync(openSync(path.join(dir, String(i)), 'wx'));
+    closeSync(openSync(path.join(dir, `.probe-${i}`), 'wx'));
     took.push(performance.now() - t0);
   }
   return median(took);
@@ -148,12 +148,11 @@ export async function benchTrivial(n: number, backends: { name: string; extra?: 
       `  minimal Node harness ${(median(floors.map((f) => f.wallMs)) / 1000).toFixed(2)} s   own CPU ${floorCpu.toFixed(2)} ms/fixture   (bench/floor-harness: copy, RED, git apply, GREEN through one sh per worker; no isolation, kill or report)`,
     );
     for (const b of backends) {
-      const pairs: { bare: Measured; newFile: [number, number]; h: TrivialMeasured }[] = [];
+      const pairs: { bare: Measured; h: TrivialMeasured; newFile: number }[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         const bare = await bareTrivial(set, 2);
-        const before = newFileMs(set, `new-files-${b.name}-${r}-before`);
         const h = await harnessTrivial(set, b.name, 2, b.extra ?? []);
-        pairs.push({ bare, newFile: [before, newFileMs(set, `new-files-${b.name}-${r}-after`)], h });
+        pairs.push({ bare, h, newFile: await newFileMs(set, b.name) });
       }
       const ratios = pairs.map((p) => p.h.wallMs / p.bare.wallMs);
       const machine = (xs: (number | null)[]) =>
@@ -168,7 +167,7 @@ export async function benchTrivial(n: number, backends: { name: string; extra?: 
         `  ${label.padEnd(20)} ${(median(pairs.map((p) => p.h.wallMs)) / 1000).toFixed(2)} s   ${median(ratios).toFixed(2)}× bare (target ≤ ${RATIO_TARGET[b.name] ?? '?'}×; pairs ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})` +
           `   harness CPU ${(median(pairs.map((p) => p.h.selfCpuMs)) / n).toFixed(2)} ms/fixture (target ≤ ${CPU_TARGET_MS} ms; ${(median(pairs.map((p) => p.h.selfCpuMs)) / n / floorCpu).toFixed(1)}× the minimal harness)   tree CPU ${perFixture(pairs.map((p) => p.h.treeCpuMs))} ms/fixture` +
           `${machine(pairs.map((p) => p.h.machineCpuMs))}   peak RSS ${Math.max(...pairs.map((p) => p.h.maxRssMb)).toFixed(0)} MB` +
-          `   a new file ${median(pairs.map((p) => p.newFile[0])).toFixed(2)} ms before the run, ${median(pairs.map((p) => p.newFile[1])).toFixed(2)} ms after (the harness makes one a fixture)${bad.length ? `   NOT VALID: ${JSON.stringify(bad)}` : ''}`,
+          `   a new file in the run's transcript folder after it ${median(pairs.map((p) => p.newFile)).toFixed(2)} ms (one a fixture)${bad.length ? `   NOT VALID: ${JSON.stringify(bad)}` : ''}`,
       );
     }
     console.log(`  load ${os.loadavg()[0]!.toFixed(2)} at end`);
