@@ -69,6 +69,25 @@ export function liveness(owner: Owner, me: Owner = currentOwner()): Liveness {
 }
 
 /**
+ * A temp folder's name that says which process made it (`<prefix><pid>-<start ticks>-`, mkdtemp
+ * adds the rest), for one that holds no owner file: gc can tell its maker is gone after a kill -9,
+ * which skips the exit hook that would have removed it.
+ */
+export function ownedFolderPrefix(prefix: string, me: Owner = currentOwner()): string {
+  return `${prefix}${me.pid}-${me.start.slice(me.start.indexOf(':') + 1) || '0'}-`;
+}
+
+/** How the name of a Docker link's folder starts (docker/link.ts): a folder of FIFOs, swept by host/gc.ts. */
+export const LINK_FOLDER_PREFIX = 'rg-link-';
+
+/** The maker of a folder named by ownedFolderPrefix (a start of '0': none recorded), or null for another name. */
+export function ownerOfFolder(prefix: string, name: string, me: Owner = currentOwner()): Owner | null {
+  if (!name.startsWith(prefix)) return null;
+  const m = /^(\d+)-(\d+)-/.exec(name.slice(prefix.length));
+  return m ? { host: me.host, pid: Number(m[1]), start: m[2] === '0' ? '' : m[2]! } : null;
+}
+
+/**
  * The owner as string labels, for what carries key/value labels: Docker objects (labels) and
  * E2B sandboxes (metadata). The same keys on both, so `redgreen gc` reads every backend alike.
  */

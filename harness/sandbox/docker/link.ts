@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
 import { execa } from 'execa';
+import { LINK_FOLDER_PREFIX, ownedFolderPrefix } from '../core/owner.js';
 
 /*
  * A direct line between the harness and a container's command server, past the engine: three
@@ -44,7 +45,7 @@ export function linkable(docker: Docker): boolean {
 export async function openLink(): Promise<ServerLink> {
   // The outer folder keeps the host's other users out; the inner one (mounted) lets the container's
   // root, whatever host user it is, reach FIFOs open to all of it for the moment they exist.
-  const outer = mkdtempSync(path.join(tmpdir(), 'rg-link-'));
+  const outer = mkdtempSync(path.join(tmpdir(), ownedFolderPrefix(LINK_FOLDER_PREFIX)));
   unreleased.add(outer);
   const dir = path.join(outer, 'fifos');
   const fds: number[] = [];

@@ -2,7 +2,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { keepReason, sweep, type GcOptions } from '../core/gc.js';
-import { currentOwner, liveness, type Owner } from '../core/owner.js';
+import { currentOwner, LINK_FOLDER_PREFIX, liveness, ownerOfFolder, type Owner } from '../core/owner.js';
 import { unmountSizeLimit } from './disk-limit.js';
 import { rewriteSync } from '../core/rewrite.js';
 import { SandboxCgroup } from './cgroup.js';
@@ -60,11 +60,26 @@ async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
 
 /**
  * Removes host sandboxes (local, bwrap, staging copies) whose harness process is gone (or, with
- * `o.runIds`, those of the runs named). Returns the folders it removed (or would, on a dry run).
+ * `o.runIds`, those of the runs named), and Docker link folders whose harness is gone. Returns
+ * the folders it removed (or would, on a dry run).
  */
 export async function gcHostSandboxes(baseDir: string = os.tmpdir(), o: GcOptions = {}): Promise<string[]> {
-  const names = (await readdir(baseDir).catch(() => [] as string[])).filter((n) => n.startsWith('redgreen-'));
+  const all = await readdir(baseDir).catch(() => [] as string[]);
   const removed: string[] = [];
+  // A Docker link's folder, whose maker was killed before its exit hook could remove it: its name says who made it.
+  for (const name of all) {
+    const owner = ownerOfFolder(LINK_FOLDER_PREFIX, name);
+    if (!owner) continue;
+    const folder = path.join(baseDir, name);
+    const r = await sweep(
+      keepReason('', () => liveness(owner), o),
+      o,
+      () => rm(folder, { recursive: true, force: true }),
+    );
+    if ('failed' in r) throw r.failed;
+    if ('removed' in r) removed.push(folder);
+  }
+  const names = all.filter((n) => n.startsWith('redgreen-'));
   for (const name of names) {
     const root = path.join(baseDir, name);
     const owner = await readOwner(root);
