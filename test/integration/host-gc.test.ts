@@ -47,29 +47,34 @@ describe('gc of host sandboxes left by a killed harness', () => {
 
   test("a Docker link's folder left by a kill -9 goes; one whose harness lives stays", async () => {
     const base = await mkdtemp(path.join(os.tmpdir(), 'rg-gc-test-'));
-    // A harness that opens a link (its FIFOs made, its exit hook not yet run), then is killed -9.
-    const script = `
+    let child: ReturnType<typeof spawn> | undefined;
+    try {
+      // A harness that opens a link (its FIFOs made, its exit hook not yet run), then is killed -9.
+      const script = `
       const { openLink } = await import(${JSON.stringify(path.join(REPO, 'dist/sandbox/docker/link.js'))});
       const link = await openLink();
       console.log(JSON.stringify({ dir: link.dir }));
       setInterval(() => undefined, 1000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, TMPDIR: base },
-    });
-    const line = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
-    const outer = path.dirname((JSON.parse(line) as { dir: string }).dir);
-    expect(path.dirname(outer)).toBe(base);
-    // The folder of a link this process holds (named as openLink names it): its harness lives.
-    const mine = path.join(base, `${ownedFolderPrefix(LINK_FOLDER_PREFIX)}mine`);
-    mkdirSync(mine);
-    expect(await gcHostSandboxes(base)).toEqual([]);
-    child.kill('SIGKILL');
-    await new Promise((r) => child.on('close', r));
-    expect(existsSync(outer)).toBe(true);
-    expect(await gcHostSandboxes(base)).toEqual([outer]);
-    expect(existsSync(outer)).toBe(false);
-    expect(existsSync(mine)).toBe(true);
-    await rm(base, { recursive: true, force: true });
+      child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, TMPDIR: base },
+      });
+      const line = await new Promise<string>((resolve) => child!.stdout!.once('data', (d: Buffer) => resolve(d.toString())));
+      const outer = path.dirname((JSON.parse(line) as { dir: string }).dir);
+      expect(path.dirname(outer)).toBe(base);
+      // The folder of a link this process holds (named as openLink names it): its harness lives.
+      const mine = path.join(base, `${ownedFolderPrefix(LINK_FOLDER_PREFIX)}mine`);
+      mkdirSync(mine);
+      expect(await gcHostSandboxes(base)).toEqual([]);
+      child.kill('SIGKILL');
+      await new Promise((r) => child!.on('close', r));
+      expect(existsSync(outer)).toBe(true);
+      expect(await gcHostSandboxes(base)).toEqual([outer]);
+      expect(existsSync(outer)).toBe(false);
+      expect(existsSync(mine)).toBe(true);
+    } finally {
+      child?.kill('SIGKILL');
+      await rm(base, { recursive: true, force: true });
+    }
   });
 });
