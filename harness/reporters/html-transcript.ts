@@ -1,12 +1,14 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { FILES_AT_ONCE } from '../fixtures/load.js';
 import { describeError } from '../errors.js';
 import type { FixtureEvent } from '../pipeline/events.js';
 import { openRun, readFixture } from '../transcripts/reader.js';
 import { budgetFor, clip, type FixtureExtras } from './html-data.js';
 import type { Report } from './report.js';
+
+/** How many transcripts are read at once. */
+const TRANSCRIPTS_AT_ONCE = 16;
 
 const WANTED: ReadonlySet<string> = new Set(['patch', 'command']);
 
@@ -86,7 +88,7 @@ export async function loadExtras(
     const extras = new Map<string, FixtureExtras>();
     const recorded = report.fixtures.filter((f) => run.state.fixtures[f.fixtureId]);
     // A few transcripts read at once (each clipped as it is read), not a thousand one after another.
-    await pLimit(FILES_AT_ONCE).map(recorded, async (f) => {
+    await pLimit(TRANSCRIPTS_AT_ONCE).map(recorded, async (f) => {
       const had = known.get(f.fixtureId);
       if (had) return void extras.set(f.fixtureId, had);
       const ft = await readFixture(run, f.fixtureId, WANTED);

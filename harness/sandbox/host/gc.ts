@@ -64,34 +64,32 @@ async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
  * the folders it removed (or would, on a dry run).
  */
 export async function gcHostSandboxes(baseDir: string = os.tmpdir(), o: GcOptions = {}): Promise<string[]> {
-  const all = await readdir(baseDir).catch(() => [] as string[]);
   const removed: string[] = [];
-  // A Docker link's folder, whose maker was killed before its exit hook could remove it: its name says who made it.
-  for (const name of all) {
-    const owner = ownerOfFolder(LINK_FOLDER_PREFIX, name);
-    if (!owner) continue;
+  for (const name of await readdir(baseDir).catch(() => [] as string[])) {
     const folder = path.join(baseDir, name);
+    const found = await ownedFolder(folder, name);
+    if (!found) continue;
     const r = await sweep(
-      keepReason('', () => liveness(owner), o),
+      keepReason(found.runId, () => liveness(found.owner), o),
       o,
-      () => rm(folder, { recursive: true, force: true }),
-    );
-    if ('failed' in r) throw r.failed;
-    if ('removed' in r) removed.push(folder);
-  }
-  const names = all.filter((n) => n.startsWith('redgreen-'));
-  for (const name of names) {
-    const root = path.join(baseDir, name);
-    const owner = await readOwner(root);
-    if (!owner) continue;
-    const r = await sweep(
-      keepReason(owner.runId, () => liveness(owner), o),
-      o,
-      () => removeSandbox(root, owner),
+      found.remove,
     );
     // A folder that cannot be removed is the host's problem, not one sandbox's: say so at once.
     if ('failed' in r) throw r.failed;
-    if ('removed' in r) removed.push(root);
+    if ('removed' in r) removed.push(folder);
   }
   return removed;
+}
+
+/**
+ * A folder of the host's temp folder that gc looks after, with its owner and how it goes: a
+ * sandbox's (its owner.json names them), or a Docker link's, whose maker was killed before its exit
+ * hook could remove it (its name says who made it).
+ */
+async function ownedFolder(folder: string, name: string): Promise<{ owner: Owner; runId: string; remove: () => Promise<unknown> } | null> {
+  const linkOwner = ownerOfFolder(LINK_FOLDER_PREFIX, name);
+  if (linkOwner) return { owner: linkOwner, runId: '', remove: () => rm(folder, { recursive: true, force: true }) };
+  if (!name.startsWith('redgreen-')) return null;
+  const owner = await readOwner(folder);
+  return owner && { owner, runId: owner.runId, remove: () => removeSandbox(folder, owner) };
 }
