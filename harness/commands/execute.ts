@@ -17,7 +17,7 @@ import type { CommandContext } from './context.js';
 import path from 'node:path';
 import { SetupCache } from '../pipeline/setup-cache.js';
 import type { SharedBaselines } from '../pipeline/baseline-phase.js';
-import { gcHostSandboxes } from '../sandbox/host/gc.js';
+import { gcHostFolders } from '../sandbox/host/gc.js';
 import { exitCodeFor } from './exit-code.js';
 import { prepareResume, recordedShard } from './resume-point.js';
 import { resumeSettings, type RunSettings } from './resume-settings.js';
@@ -110,7 +110,7 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
       (b) => b?.close?.(),
     );
     // Leftovers of runs that were killed (kill -9, power loss): their processes and folders.
-    await s.step('gc', () => gcHostSandboxes());
+    await s.step('gc', () => gcHostFolders());
     await s.step('open', () => backend.open?.(runId));
     const writer = await s.step('transcript', () =>
       resumed

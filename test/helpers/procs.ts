@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
+import { gcHostFolders } from '../../harness/sandbox/host/gc.js';
 import { REPO } from './cli.js';
 
 /** A number nobody else's `sleep` uses, so a test can find its own processes by command line. */
@@ -93,7 +93,7 @@ export async function unclosedHostBackend(
       await sb.destroy();`);
     await check(pids);
   } finally {
-    await gcHostSandboxes(base);
+    await gcHostFolders(base);
     await rm(base, { recursive: true, force: true });
   }
 }

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
+import { LINK_FOLDER_PREFIX, ownedFolderPrefix } from '../../harness/sandbox/core/owner.js';
 import { volumeNames } from '../../harness/sandbox/docker/config.js';
 import { collectGarbage } from '../../harness/sandbox/docker/gc.js';
 import { DEFAULT_IMAGE } from '../../harness/sandbox/docker/image.js';
@@ -13,6 +14,7 @@ import { DockerBackend } from '../../harness/sandbox/docker/backend.js';
 import { LAYER_LABEL, listLayers, SCOPE_LABEL } from '../../harness/sandbox/docker/layers.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
 import { backendCases } from '../helpers/backends.js';
+import { spawnCli } from '../helpers/cli.js';
 import { dockerTestOptions, dockerUnavailableReason } from '../helpers/backends-docker.js';
 
 const unavailable = dockerUnavailableReason();
@@ -186,6 +188,33 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
       await expect(docker.getContainer(name).inspect()).resolves.toBeTruthy();
       const image = await docker.getImage(DEFAULT_IMAGE).inspect();
       if (image.Config.Labels?.[LABEL.run]) expect(image.Config.Labels[LABEL.role]).toBe(IMAGE_ROLES.runtime);
+    });
+
+    test("`redgreen gc --backend docker` also removes the link folders dead harnesses left on this host, and no host sandbox", async () => {
+      const base = mkdtempSync(path.join(os.tmpdir(), 'rg-gc-test-'));
+      try {
+        const deadOwner = { host: os.hostname(), pid: deadPid, start: 'boot:1' };
+        const deadLink = path.join(base, `${ownedFolderPrefix(LINK_FOLDER_PREFIX, deadOwner)}abc`);
+        const liveLink = path.join(base, `${ownedFolderPrefix(LINK_FOLDER_PREFIX)}abc`);
+        // A dead harness's host sandbox: the gc of local and bwrap takes that, not the engine's.
+        const sandbox = path.join(base, 'redgreen-gc-sandbox');
+        for (const f of [deadLink, liveLink, sandbox]) mkdirSync(f);
+        writeFileSync(path.join(sandbox, 'owner.json'), JSON.stringify({ ...deadOwner, sandboxId: 'x', runId: run }));
+        const gc = (...extra: string[]) => spawnCli(['gc', '--backend', 'docker', ...extra], { env: { TMPDIR: base } }).result;
+
+        const dry = await gc('--dry-run', '--json');
+        expect(dry.code).toBe(0);
+        expect((JSON.parse(dry.stdout) as { linkFolders: string[] }).linkFolders).toEqual([deadLink]);
+        expect(existsSync(deadLink)).toBe(true);
+
+        const real = await gc();
+        expect(real.code).toBe(0);
+        expect(real.stdout).toContain(`removed link folder ${deadLink}`);
+        expect(real.stdout).toMatch(/and 1 link folder\(s\)/);
+        expect([existsSync(deadLink), existsSync(liveLink), existsSync(sandbox)]).toEqual([false, true, true]);
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
     });
 
     test('a run removes dead runs’ leftovers when it opens', async () => {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { LINK_FOLDER_PREFIX, ownedFolderPrefix } from '../../harness/sandbox/core/owner.js';
-import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
+import { gcHostFolders } from '../../harness/sandbox/host/gc.js';
 import { REPO } from '../helpers/cli.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 
@@ -28,7 +28,7 @@ describe('gc of host sandboxes left by a killed harness', () => {
       await expect.poll(() => processesWith(t).length, { timeout: 5000 }).toBeGreaterThan(0);
       child.kill('SIGKILL');
       await new Promise((r) => child.on('close', r));
-      const removed = await gcHostSandboxes(base);
+      const removed = await gcHostFolders(base);
       if (backend === 'local') {
         // bwrap's --die-with-parent already ended its processes; a local sandbox's live on until gc.
         expect(removed.some((r) => workdir.startsWith(r))).toBe(true);
@@ -65,11 +65,15 @@ describe('gc of host sandboxes left by a killed harness', () => {
       // The folder of a link this process holds (named as openLink names it): its harness lives.
       const mine = path.join(base, `${ownedFolderPrefix(LINK_FOLDER_PREFIX)}mine`);
       mkdirSync(mine);
-      expect(await gcHostSandboxes(base)).toEqual([]);
+      expect(await gcHostFolders(base)).toEqual([]);
       child.kill('SIGKILL');
       await new Promise((r) => child!.on('close', r));
       expect(existsSync(outer)).toBe(true);
-      expect(await gcHostSandboxes(base)).toEqual([outer]);
+      // Narrowed to sandboxes, gc leaves links alone; narrowed to links (as an engine's gc asks), a dry run names it and keeps it.
+      expect(await gcHostFolders(base, {}, ['sandbox'])).toEqual([]);
+      expect(await gcHostFolders(base, { dryRun: true }, ['link'])).toEqual([outer]);
+      expect(existsSync(outer)).toBe(true);
+      expect(await gcHostFolders(base)).toEqual([outer]);
       expect(existsSync(outer)).toBe(false);
       expect(existsSync(mine)).toBe(true);
     } finally {

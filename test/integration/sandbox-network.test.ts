@@ -10,7 +10,7 @@ import type { Sandbox } from '../../harness/sandbox/core/types.js';
 import { dockerClient } from '../../harness/sandbox/docker/client.js';
 import { resolveSetupNetwork, SETUP_NETWORK } from '../../harness/sandbox/docker/network.js';
 import { podmanClient } from '../../harness/sandbox/podman/client.js';
-import { gcHostSandboxes } from '../../harness/sandbox/host/gc.js';
+import { gcHostFolders } from '../../harness/sandbox/host/gc.js';
 import { backendCases } from '../helpers/backends.js';
 import { REPO } from '../helpers/cli.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
@@ -111,7 +111,7 @@ describe.skipIf(!available.has('bwrap'))('bwrap: the user-mode network of a comm
     await expect.poll(() => helpers.filter(alive), { timeout: 10_000 }).toEqual([]);
     expect(processesWith(t)).toEqual([]);
     // Its folder, as `redgreen gc` would.
-    expect(await gcHostSandboxes(base, { runIds: ['network-test-killed'] })).toHaveLength(1);
+    expect(await gcHostFolders(base, { runIds: ['network-test-killed'] })).toHaveLength(1);
     await rm(base, { recursive: true, force: true });
   });
 

@@ -1,3 +1,4 @@
+import type { GcRequest } from '../registry.js';
 import type { Liveness } from './owner.js';
 
 /**
@@ -15,6 +16,15 @@ export interface GcOptions {
   runIds?: readonly string[];
   /** Never this run (the caller's own). */
   keepRun?: string;
+}
+
+/** The options of `redgreen gc`'s request, as every backend's gc takes them. */
+export function gcOptionsOf(request: GcRequest): GcOptions {
+  return {
+    allHosts: request.allHosts,
+    dryRun: request.dryRun,
+    ...(request.runIds.length ? { runIds: request.runIds } : {}),
+  };
 }
 
 /** Why gc keeps something: its owner's liveness, or the options naming runs. */

@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { z } from 'zod';
 import { intFromCli } from '../../config/values.js';
+import { gcOptionsOf } from '../core/gc.js';
 import { defineBackend, probeBy, type BackendFlag, type GcOutcome, type GcRequest, type Probe } from '../registry.js';
 
 /** Shared with any backend that speaks the Docker Engine API (the same flag, the same meaning). */
@@ -12,25 +13,33 @@ export const POOL_FLAG: BackendFlag = {
 };
 export const engineOptions = z.object({ pool: intFromCli(0, 256).default(0) });
 
-/** `redgreen gc` on an engine: what dead runs left (containers, volumes, build-stage images). */
+/**
+ * `redgreen gc` on an engine: what dead runs left (containers, volumes, build-stage images), and
+ * on this host the folders of their links to the engine (a kill -9 skips the hook that removes them).
+ */
 export async function gcEngine(request: GcRequest, engine: string, client: () => Promise<Docker>): Promise<GcOutcome> {
-  const [{ profileOf, pingEngine }, { collectGarbage }] = await Promise.all([import('./client.js'), import('./gc.js')]);
+  const [{ profileOf, pingEngine }, { collectGarbage }, { gcHostFolders }] = await Promise.all([
+    import('./client.js'),
+    import('./gc.js'),
+    import('../host/gc.js'),
+  ]);
   const docker = await client();
   await pingEngine(docker);
-  const r = await collectGarbage(docker, {
-    allHosts: request.allHosts,
-    dryRun: request.dryRun,
-    ...(request.runIds.length ? { runIds: request.runIds } : {}),
-  });
+  const r = await collectGarbage(docker, gcOptionsOf(request));
+  const linkFolders = await gcHostFolders(undefined, gcOptionsOf(request), ['link']);
   const verb = request.dryRun ? 'would remove' : 'removed';
   const line = (i: (typeof r.removed)[number]) => `${i.kind} ${i.name} (run ${i.run}, owner ${i.owner})`;
   const alive = r.kept.filter((k) => k.reason === 'alive').length;
   const foreign = r.kept.filter((k) => k.reason === 'other-host').length;
   return {
-    lines: [...r.removed.map((i) => `${verb} ${line(i)}`), ...r.failed.map((i) => `failed to remove ${line(i)}: ${i.error}`)],
-    summary: `${verb} ${r.removed.length} object(s); kept ${alive} of live runs${foreign ? `, ${foreign} of other hosts (--all-hosts removes those)` : ''}${r.failed.length ? `; ${r.failed.length} failed` : ''}`,
+    lines: [
+      ...r.removed.map((i) => `${verb} ${line(i)}`),
+      ...linkFolders.map((f) => `${verb} link folder ${f}`),
+      ...r.failed.map((i) => `failed to remove ${line(i)}: ${i.error}`),
+    ],
+    summary: `${verb} ${r.removed.length} object(s)${linkFolders.length ? ` and ${linkFolders.length} link folder(s)` : ''}; kept ${alive} of live runs${foreign ? `, ${foreign} of other hosts (--all-hosts removes those)` : ''}${r.failed.length ? `; ${r.failed.length} failed` : ''}`,
     failed: r.failed.length,
-    json: { backend: engine, engine: profileOf(docker).address, dryRun: request.dryRun, ...r },
+    json: { backend: engine, engine: profileOf(docker).address, dryRun: request.dryRun, ...r, linkFolders },
   };
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { intFromCli } from '../../config/values.js';
+import { gcOptionsOf } from '../core/gc.js';
 import { defineBackend, type GcOutcome, type GcRequest } from '../registry.js';
 
 const options = z.object({
@@ -17,9 +18,7 @@ async function gcRemote(request: GcRequest): Promise<GcOutcome> {
   const [{ e2bConnection }, { gcSandboxes }] = await Promise.all([import('./backend.js'), import('./gc.js')]);
   const r = await gcSandboxes({
     connection: e2bConnection({}),
-    allHosts: request.allHosts,
-    dryRun: request.dryRun,
-    ...(request.runIds.length ? { runIds: request.runIds } : {}),
+    ...gcOptionsOf(request),
   });
   const verb = request.dryRun ? 'would kill' : 'killed';
   return {

@@ -1,18 +1,18 @@
 import { z } from 'zod';
+import { gcOptionsOf } from '../core/gc.js';
 import { defineBackend, type GcOutcome, type GcRequest } from '../registry.js';
 
-/** Host sandboxes (local and bwrap) whose harness died: every run also does this at its start. */
+/**
+ * Host folders whose harness died, sandboxes (local and bwrap) and Docker links alike: every run
+ * also does this at its start.
+ */
 export async function gcHost(request: GcRequest, backend: string): Promise<GcOutcome> {
-  const { gcHostSandboxes } = await import('./gc.js');
-  const removed = await gcHostSandboxes(undefined, {
-    allHosts: request.allHosts,
-    dryRun: request.dryRun,
-    ...(request.runIds.length ? { runIds: request.runIds } : {}),
-  });
+  const { gcHostFolders } = await import('./gc.js');
+  const removed = await gcHostFolders(undefined, gcOptionsOf(request));
   const verb = request.dryRun ? 'would remove' : 'removed';
   return {
     lines: removed.map((r) => `${verb} ${r}`),
-    summary: `${verb} ${removed.length} host sandbox folder(s)`,
+    summary: `${verb} ${removed.length} host folder(s) of runs that are gone (sandboxes, Docker links)`,
     failed: 0,
     json: { backend, dryRun: request.dryRun, removed },
   };

@@ -58,17 +58,24 @@ async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
   await rm(root, { recursive: true, force: true });
 }
 
+/** What gc looks after in the host's temp folder: host sandboxes' folders, and Docker links' folders. */
+export type HostFolderKind = 'sandbox' | 'link';
+
 /**
  * Removes host sandboxes (local, bwrap, staging copies) whose harness process is gone (or, with
- * `o.runIds`, those of the runs named), and Docker link folders whose harness is gone. Returns
- * the folders it removed (or would, on a dry run).
+ * `o.runIds`, those of the runs named), and Docker link folders whose harness is gone; `kinds`
+ * narrows it to some of them. Returns the folders it removed (or would, on a dry run).
  */
-export async function gcHostSandboxes(baseDir: string = os.tmpdir(), o: GcOptions = {}): Promise<string[]> {
+export async function gcHostFolders(
+  baseDir: string = os.tmpdir(),
+  o: GcOptions = {},
+  kinds: readonly HostFolderKind[] = ['sandbox', 'link'],
+): Promise<string[]> {
   const removed: string[] = [];
   for (const name of await readdir(baseDir).catch(() => [] as string[])) {
     const folder = path.join(baseDir, name);
     const found = await ownedFolder(folder, name);
-    if (!found) continue;
+    if (!found || !kinds.includes(found.kind)) continue;
     const r = await sweep(
       keepReason(found.runId, () => liveness(found.owner), o),
       o,
@@ -86,10 +93,13 @@ export async function gcHostSandboxes(baseDir: string = os.tmpdir(), o: GcOption
  * sandbox's (its owner.json names them), or a Docker link's, whose maker was killed before its exit
  * hook could remove it (its name says who made it).
  */
-async function ownedFolder(folder: string, name: string): Promise<{ owner: Owner; runId: string; remove: () => Promise<unknown> } | null> {
+async function ownedFolder(
+  folder: string,
+  name: string,
+): Promise<{ kind: HostFolderKind; owner: Owner; runId: string; remove: () => Promise<unknown> } | null> {
   const linkOwner = ownerOfFolder(LINK_FOLDER_PREFIX, name);
-  if (linkOwner) return { owner: linkOwner, runId: '', remove: () => rm(folder, { recursive: true, force: true }) };
+  if (linkOwner) return { kind: 'link', owner: linkOwner, runId: '', remove: () => rm(folder, { recursive: true, force: true }) };
   if (!name.startsWith('redgreen-')) return null;
   const owner = await readOwner(folder);
-  return owner && { owner, runId: owner.runId, remove: () => removeSandbox(folder, owner) };
+  return owner && { kind: 'sandbox', owner, runId: owner.runId, remove: () => removeSandbox(folder, owner) };
 }
