@@ -190,7 +190,7 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
       if (image.Config.Labels?.[LABEL.run]) expect(image.Config.Labels[LABEL.role]).toBe(IMAGE_ROLES.runtime);
     });
 
-    test("`redgreen gc --backend docker` also removes the link folders dead harnesses left on this host, and no host sandbox", async () => {
+    test('`redgreen gc --backend docker` also removes the link folders dead harnesses left on this host, and no host sandbox', async () => {
       const base = mkdtempSync(path.join(os.tmpdir(), 'rg-gc-test-'));
       try {
         const deadOwner = { host: os.hostname(), pid: deadPid, start: 'boot:1' };
