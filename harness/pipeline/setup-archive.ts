@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import { RedgreenError, tailOf } from '../errors.js';
 import { downloadFile, uploadFile } from '../sandbox/core/transfer.js';
 import type { Sandbox } from '../sandbox/core/types.js';
@@ -81,6 +80,8 @@ export async function checkArchive(archive: Readable | Buffer, removed: readonly
   };
   for (const p of removed) if (!inside(p)) refuse(p, 'is outside the workspace');
   const symlinks = new Set<string>();
+  // Loaded here, by a run that restores a cached setup: every other run starts without tar-stream (20 ms).
+  const { default: tar } = await import('tar-stream');
   const extract = tar.extract();
   (Buffer.isBuffer(archive) ? Readable.from([archive]) : archive).pipe(extract);
   for await (const e of extract) {
