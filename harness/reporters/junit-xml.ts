@@ -10,11 +10,15 @@ export interface XmlNode {
   children?: (XmlNode | string)[];
 }
 
+/** A string escapeXml leaves as it is (most of a report's): it goes out without a pass of each replacement. */
+const PLAIN = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F&<>"'\uD800-\uDFFF\uFFFE\uFFFF]*$/;
+
 /**
  * XML 1.0 cannot carry most control characters at all, not even as character references, so they
  * are written visibly (`\u001b`); lone surrogates likewise. Markup characters become entities.
  */
 export function escapeXml(s: string): string {
+  if (PLAIN.test(s)) return s;
   return s
     .replace(
       /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
@@ -27,12 +31,16 @@ export function escapeXml(s: string): string {
     .replace(/'/g, '&apos;');
 }
 
+/** An attribute's value: escaped, and its line breaks and tabs kept as references (a parser would make them spaces). */
+function attrValue(v: string): string {
+  const e = escapeXml(v);
+  return /[\t\n\r]/.test(e) ? e.replace(/\n/g, '&#10;').replace(/\r/g, '&#13;').replace(/\t/g, '&#9;') : e;
+}
+
 export function serializeXml(node: XmlNode, depth = 0): string {
   const pad = '  '.repeat(depth);
-  const attrs = Object.entries(node.attrs ?? {})
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => ` ${k}="${escapeXml(String(v)).replace(/\n/g, '&#10;').replace(/\r/g, '&#13;').replace(/\t/g, '&#9;')}"`)
-    .join('');
+  let attrs = '';
+  for (const [k, v] of Object.entries(node.attrs ?? {})) if (v !== undefined) attrs += ` ${k}="${attrValue(String(v))}"`;
   const children = node.children ?? [];
   if (!children.length) return `${pad}<${node.name}${attrs}/>`;
   if (children.every((c) => typeof c === 'string'))
