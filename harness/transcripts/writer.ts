@@ -111,8 +111,18 @@ export class TranscriptWriter implements RunObserver {
     this.timer.unref();
   }
 
-  private append(fixtureId: string, record: Record<string, unknown>): void {
-    const line = `${JSON.stringify({ t: Math.round(performance.now() - this.t0), ...record })}\n`;
+  /** The ISO time of the millisecond `isoMs`: events of one moment share it, made once. */
+  private iso = '';
+  private isoMs = -1;
+
+  /** A line of the fixture's file: its time on the run's clock and the wall clock's, then `record`, in one copy. */
+  private append(fixtureId: string, record: object): void {
+    const ms = Date.now();
+    if (ms !== this.isoMs) {
+      this.isoMs = ms;
+      this.iso = new Date(ms).toISOString();
+    }
+    const line = `${JSON.stringify({ t: Math.round(performance.now() - this.t0), ts: this.iso, ...record })}\n`;
     const lines = this.pending.get(fixtureId);
     if (lines) lines.push(line);
     else this.pending.set(fixtureId, [line]);
@@ -155,11 +165,11 @@ export class TranscriptWriter implements RunObserver {
   }
 
   onEvent(fixtureId: string, event: FixtureEvent): void {
-    this.append(fixtureId, { ts: new Date().toISOString(), ...event });
+    this.append(fixtureId, event);
   }
 
   async onFixtureEnd(fixtureId: string, result: FixtureResult): Promise<void> {
-    this.append(fixtureId, { ts: new Date().toISOString(), type: 'result', result });
+    this.append(fixtureId, { type: 'result', result });
     this.closeFile(fixtureId);
     const f = this.state.fixtures[fixtureId];
     if (f) Object.assign(f, { status: 'done', verdict: result.verdict });
