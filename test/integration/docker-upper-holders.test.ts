@@ -71,6 +71,37 @@ describe.skipIf(unavailable).each(engines)('upper holders on $name', ({ name, cl
     expect(await left(docker, backend)).toEqual({ holders: 0, containers: 0, volumes: [] });
   });
 
+  test('a holder that dies hands out nothing more: the next take makes a new batch, and what the dead one held goes', async () => {
+    const docker = client();
+    const backend = backendOn(docker, 'docker-holders-dead');
+    const holders = (backend as unknown as { uppers: UpperHolders }).uppers;
+    const open = (holders as unknown as { open: Map<string, unknown> }).open;
+    try {
+      await backend.open('docker-holders-dead');
+      const image = backend.defaultImage;
+      // --pool 1: a batch of 2, one slot taken, one free.
+      const a = await holders.take(image);
+      const session = `${LABEL.session}=${backend.session}`;
+      const [holder] = await docker.listContainers({ filters: { label: [session, `${LABEL.role}=holder`] } });
+      await docker.getContainer(holder!.Id).kill();
+      // Its server's end reaches the harness a moment after the container's.
+      await expect.poll(() => open.has(image), { timeout: 20_000 }).toBe(false);
+      const b = await holders.take(image);
+      const running = await docker.listContainers({ filters: { label: [session, `${LABEL.role}=holder`] } });
+      expect(running.map((c) => c.Id)).not.toContain(holder!.Id);
+      expect(running).toHaveLength(1);
+      // `a`'s sandbox gives up (its container could not start): the dead batch goes, its volumes with it.
+      expect(await holders.leave(a)).toBe(true);
+      await expect
+        .poll(async () => (await left(docker, backend)).volumes.filter((v) => v.startsWith(`${a}-`)), { timeout: 20_000 })
+        .toEqual([]);
+      expect((await left(docker, backend)).volumes).toEqual(expect.arrayContaining(volumesOf(b)));
+    } finally {
+      await backend.close();
+    }
+    expect(await left(docker, backend)).toEqual({ holders: 0, containers: 0, volumes: [] });
+  });
+
   test('an image no holder can be made of is not tried again; other images are unaffected', async () => {
     const docker = client();
     const backend = backendOn(docker, 'docker-holders-broken');

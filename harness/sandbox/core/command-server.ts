@@ -94,8 +94,8 @@ export class CommandServer {
   private tail: Promise<unknown> = Promise.resolve();
   private seq = 0;
   failure: Error | null = null;
-  /** Settles when the server becomes unusable: a write waiting for the connection to drain stops waiting. */
-  private readonly dead: Promise<void>;
+  /** Settles when the server becomes unusable (it ended, failed or was closed): a write waiting for the connection to drain stops waiting. */
+  readonly dead: Promise<void>;
   private die!: () => void;
   /** Commands asked for and not yet settled. */
   pending = 0;

@@ -18,6 +18,8 @@ interface Holder {
   container: Docker.Container;
   /** Closes its server's input. */
   close: () => void;
+  /** Settles when its server ends, closed or not (the container killed, out of memory). */
+  dead: Promise<void>;
 }
 
 /** Removed before its server's input closes: Podman does not remove a container stopping on its own (server.ts). */
@@ -133,13 +135,28 @@ export class UpperHolders {
     const names = Array.from({ length: this.o.batch }, () => objectName('pool', '', randomBytes(4).toString('hex')));
     const b: Batch = { slots: new Map(names.map((n) => [n, 'free'])), ready: this.startHolder(image, names) };
     for (const n of names) this.held.set(n, b);
-    // A batch whose holder failed hands out nothing more; what it made goes.
-    b.ready.catch((e: unknown) => {
-      if (!this.broken.has(image)) this.broken.set(image, e);
-      if (this.open.get(image) === b) this.open.delete(image);
-      void this.remove(b);
-    });
+    b.ready.then(
+      (holder) => holder.dead.then(() => this.lost(b, image)),
+      // A batch whose holder failed hands out nothing more; what it made goes.
+      (e: unknown) => {
+        if (!this.broken.has(image)) this.broken.set(image, e);
+        if (this.open.get(image) === b) this.open.delete(image);
+        void this.remove(b);
+      },
+    );
     return b;
+  }
+
+  /**
+   * A holder that ended before its batch was done (killed, out of memory) took its slots' folders
+   * with it: the batch hands out nothing more, and the next take makes a new one. A container
+   * already starting over one of its slots fails, and its sandbox starts over the layer on its own.
+   */
+  private lost(b: Batch, image: string): void {
+    if (b.gone) return; // removed by this side
+    if (this.open.get(image) === b) this.open.delete(image);
+    for (const [n, s] of b.slots) if (s === 'free') b.slots.set(n, 'left');
+    this.check(b);
   }
 
   private async startHolder(image: string, slots: string[]): Promise<Holder> {
@@ -153,7 +170,7 @@ export class UpperHolders {
       mounts: slots.map((s, i) => mount(`${s}-ws`, `${HOLDER_DIR}/${i}`)),
     };
     const { container, server } = await startSandboxContainer(this.o.docker, plan, base.volume);
-    const holder = { container, close: () => server?.close() };
+    const holder = { container, close: () => server?.close(), dead: server?.dead ?? Promise.resolve() };
     try {
       if (!server) throw new Error(`the image ${image} has no shell for the command server`);
       const dirs = slots.flatMap((_, i) => [`${HOLDER_DIR}/${i}/upper`, `${HOLDER_DIR}/${i}/work`]);
