@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { GcOptions } from './core/gc.js';
 import type { SandboxBackend } from './core/types.js';
 
 /** What every backend gets from the run, whatever its own options. */
@@ -18,6 +19,15 @@ export interface GcRequest {
   /** Also what other hosts created on a shared engine or service. */
   allHosts: boolean;
   dryRun: boolean;
+}
+
+/** The options of `redgreen gc`'s request, as every backend's gc takes them. */
+export function gcOptionsOf(request: GcRequest): GcOptions {
+  return {
+    allHosts: request.allHosts,
+    dryRun: request.dryRun,
+    ...(request.runIds.length ? { runIds: request.runIds } : {}),
+  };
 }
 
 /** What `redgreen gc` prints for one backend: its lines, a summary, the JSON form. */

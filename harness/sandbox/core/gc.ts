@@ -1,5 +1,7 @@
-import type { GcRequest } from '../registry.js';
-import type { Liveness } from './owner.js';
+import { readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { LINK_FOLDER_PREFIX, liveness, ownerOfFolder, type Liveness, type Owner } from './owner.js';
 
 /**
  * What `redgreen gc` (and a run's start, which collects first) asks of every backend's gc: host
@@ -16,15 +18,6 @@ export interface GcOptions {
   runIds?: readonly string[];
   /** Never this run (the caller's own). */
   keepRun?: string;
-}
-
-/** The options of `redgreen gc`'s request, as every backend's gc takes them. */
-export function gcOptionsOf(request: GcRequest): GcOptions {
-  return {
-    allHosts: request.allHosts,
-    dryRun: request.dryRun,
-    ...(request.runIds.length ? { runIds: request.runIds } : {}),
-  };
 }
 
 /** Why gc keeps something: its owner's liveness, or the options naming runs. */
@@ -62,4 +55,51 @@ export async function sweep(
   } catch (e) {
     return alreadyGone(e) ? { removed: true } : { failed: e };
   }
+}
+
+/** A folder of the host's temp folder that gc looks after: whose it is, and how it goes. */
+export interface OwnedFolder {
+  owner: Owner;
+  runId: string;
+  remove: () => Promise<unknown>;
+}
+
+/**
+ * Removes the folders of `baseDir` that `owned` recognises and gc does not keep; returns them (or,
+ * on a dry run, those it would remove). A folder that cannot be removed is the host's problem,
+ * not one run's: it throws at once.
+ */
+export async function gcFolders(
+  baseDir: string,
+  o: GcOptions,
+  owned: (folder: string, name: string) => Promise<OwnedFolder | null> | OwnedFolder | null,
+): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(baseDir).catch(() => [] as string[])) {
+    const folder = path.join(baseDir, name);
+    const found = await owned(folder, name);
+    if (!found) continue;
+    const r = await sweep(
+      keepReason(found.runId, () => liveness(found.owner), o),
+      o,
+      found.remove,
+    );
+    if ('failed' in r) throw r.failed;
+    if ('removed' in r) removed.push(folder);
+  }
+  return removed;
+}
+
+/**
+ * A Docker link's folder (docker/link.ts), whose maker was killed before its exit hook could remove
+ * it: its name says who made it. Swept by the host gc at each run's start, and by an engine's gc.
+ */
+export function linkFolder(folder: string, name: string): OwnedFolder | null {
+  const owner = ownerOfFolder(LINK_FOLDER_PREFIX, name);
+  return owner && { owner, runId: '', remove: () => rm(folder, { recursive: true, force: true }) };
+}
+
+/** The link folders (linkFolder) of `baseDir` whose maker is gone. */
+export function gcLinkFolders(baseDir: string = os.tmpdir(), o: GcOptions = {}): Promise<string[]> {
+  return gcFolders(baseDir, o, linkFolder);
 }

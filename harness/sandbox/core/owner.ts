@@ -77,7 +77,7 @@ export function ownedFolderPrefix(prefix: string, me: Owner = currentOwner()): s
   return `${prefix}${me.pid}-${me.start.slice(me.start.indexOf(':') + 1) || '0'}-`;
 }
 
-/** How the name of a Docker link's folder starts (docker/link.ts): a folder of FIFOs, swept by host/gc.ts. */
+/** How the name of a Docker link's folder starts (docker/link.ts): a folder of FIFOs, swept by gc (core/gc.ts: linkFolder). */
 export const LINK_FOLDER_PREFIX = 'rg-link-';
 
 /** The maker of a folder named by ownedFolderPrefix (a start of '0': none recorded), or null for another name. */

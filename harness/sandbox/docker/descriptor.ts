@@ -1,8 +1,7 @@
 import type Docker from 'dockerode';
 import { z } from 'zod';
 import { intFromCli } from '../../config/values.js';
-import { gcOptionsOf } from '../core/gc.js';
-import { defineBackend, probeBy, type BackendFlag, type GcOutcome, type GcRequest, type Probe } from '../registry.js';
+import { defineBackend, gcOptionsOf, probeBy, type BackendFlag, type GcOutcome, type GcRequest, type Probe } from '../registry.js';
 
 /** Shared with any backend that speaks the Docker Engine API (the same flag, the same meaning). */
 export const POOL_FLAG: BackendFlag = {
@@ -18,15 +17,15 @@ export const engineOptions = z.object({ pool: intFromCli(0, 256).default(0) });
  * on this host the folders of their links to the engine (a kill -9 skips the hook that removes them).
  */
 export async function gcEngine(request: GcRequest, engine: string, client: () => Promise<Docker>): Promise<GcOutcome> {
-  const [{ profileOf, pingEngine }, { collectGarbage }, { gcHostFolders }] = await Promise.all([
+  const [{ profileOf, pingEngine }, { collectGarbage }, { gcLinkFolders }] = await Promise.all([
     import('./client.js'),
     import('./gc.js'),
-    import('../host/gc.js'),
+    import('../core/gc.js'),
   ]);
   const docker = await client();
   await pingEngine(docker);
   const r = await collectGarbage(docker, gcOptionsOf(request));
-  const linkFolders = await gcHostFolders(undefined, gcOptionsOf(request), ['link']);
+  const linkFolders = await gcLinkFolders(undefined, gcOptionsOf(request));
   const verb = request.dryRun ? 'would remove' : 'removed';
   const line = (i: (typeof r.removed)[number]) => `${i.kind} ${i.name} (run ${i.run}, owner ${i.owner})`;
   const alive = r.kept.filter((k) => k.reason === 'alive').length;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { intFromCli } from '../../config/values.js';
-import { gcOptionsOf } from '../core/gc.js';
-import { defineBackend, type GcOutcome, type GcRequest } from '../registry.js';
+import { defineBackend, gcOptionsOf, type GcOutcome, type GcRequest } from '../registry.js';
 
 const options = z.object({
   /** The template (default $E2B_TEMPLATE) and the envd user (CubeSandbox needs root, default $E2B_USER). */

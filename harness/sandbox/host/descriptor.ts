@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { gcOptionsOf } from '../core/gc.js';
-import { defineBackend, type GcOutcome, type GcRequest } from '../registry.js';
+import { defineBackend, gcOptionsOf, type GcOutcome, type GcRequest } from '../registry.js';
 
 /**
  * Host folders whose harness died, sandboxes (local and bwrap) and Docker links alike: every run

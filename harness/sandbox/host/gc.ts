@@ -1,8 +1,8 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { keepReason, sweep, type GcOptions } from '../core/gc.js';
-import { currentOwner, LINK_FOLDER_PREFIX, liveness, ownerOfFolder, type Owner } from '../core/owner.js';
+import { gcFolders, linkFolder, type GcOptions, type OwnedFolder } from '../core/gc.js';
+import { currentOwner, type Owner } from '../core/owner.js';
 import { unmountSizeLimit } from './disk-limit.js';
 import { rewriteSync } from '../core/rewrite.js';
 import { SandboxCgroup } from './cgroup.js';
@@ -58,48 +58,18 @@ async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {
   await rm(root, { recursive: true, force: true });
 }
 
-/** What gc looks after in the host's temp folder: host sandboxes' folders, and Docker links' folders. */
-export type HostFolderKind = 'sandbox' | 'link';
-
 /**
  * Removes host sandboxes (local, bwrap, staging copies) whose harness process is gone (or, with
- * `o.runIds`, those of the runs named), and Docker link folders whose harness is gone; `kinds`
- * narrows it to some of them. Returns the folders it removed (or would, on a dry run).
+ * `o.runIds`, those of the runs named), and Docker link folders whose harness is gone. Returns the
+ * folders it removed (or would, on a dry run).
  */
-export async function gcHostFolders(
-  baseDir: string = os.tmpdir(),
-  o: GcOptions = {},
-  kinds: readonly HostFolderKind[] = ['sandbox', 'link'],
-): Promise<string[]> {
-  const removed: string[] = [];
-  for (const name of await readdir(baseDir).catch(() => [] as string[])) {
-    const folder = path.join(baseDir, name);
-    const found = await ownedFolder(folder, name);
-    if (!found || !kinds.includes(found.kind)) continue;
-    const r = await sweep(
-      keepReason(found.runId, () => liveness(found.owner), o),
-      o,
-      found.remove,
-    );
-    // A folder that cannot be removed is the host's problem, not one sandbox's: say so at once.
-    if ('failed' in r) throw r.failed;
-    if ('removed' in r) removed.push(folder);
-  }
-  return removed;
+export function gcHostFolders(baseDir: string = os.tmpdir(), o: GcOptions = {}): Promise<string[]> {
+  return gcFolders(baseDir, o, async (folder, name) => linkFolder(folder, name) ?? (await sandboxFolder(folder, name)));
 }
 
-/**
- * A folder of the host's temp folder that gc looks after, with its owner and how it goes: a
- * sandbox's (its owner.json names them), or a Docker link's, whose maker was killed before its exit
- * hook could remove it (its name says who made it).
- */
-async function ownedFolder(
-  folder: string,
-  name: string,
-): Promise<{ kind: HostFolderKind; owner: Owner; runId: string; remove: () => Promise<unknown> } | null> {
-  const linkOwner = ownerOfFolder(LINK_FOLDER_PREFIX, name);
-  if (linkOwner) return { kind: 'link', owner: linkOwner, runId: '', remove: () => rm(folder, { recursive: true, force: true }) };
+/** A host sandbox's folder, named by its owner.json. */
+async function sandboxFolder(folder: string, name: string): Promise<OwnedFolder | null> {
   if (!name.startsWith('redgreen-')) return null;
   const owner = await readOwner(folder);
-  return owner && { kind: 'sandbox', owner, runId: owner.runId, remove: () => removeSandbox(folder, owner) };
+  return owner && { owner, runId: owner.runId, remove: () => removeSandbox(folder, owner) };
 }
