@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { cacheMaxBytes, CACHE_MAX_ENV } from '../config/cache.js';
 import type { Fixture } from '../fixtures/load.js';
@@ -113,9 +113,18 @@ export class SetupCache {
     const h = createHash('sha256');
     const backends = SetupCache.sharedWith(fixture, backend);
     h.update(JSON.stringify({ backends, image: fixture.manifest.image ?? null, setup: fixture.manifest.setup, env: fixture.manifest.env }));
+    // Read in a row: a dozen names, most of them absent, asked for up to three times a fixture (its
+    // layer, the lookahead, setup); a promise each cost more than the reads.
     for (const name of LOCKFILES) {
-      const content = await readFile(path.join(fixture.treeDir, name)).catch(() => null);
-      if (content) h.update(`\0${name}\0`).update(content);
+      const file = path.join(fixture.treeDir, name);
+      if (!existsSync(file)) continue;
+      let content: Buffer;
+      try {
+        content = readFileSync(file);
+      } catch {
+        continue; // a folder of that name, or unreadable: not a lockfile to key on
+      }
+      h.update(`\0${name}\0`).update(content);
     }
     return `${fixture.id}-${h.digest('hex').slice(0, 24)}`;
   }
