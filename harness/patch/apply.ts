@@ -1,7 +1,7 @@
 import { lstat, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { writeOwner } from '../sandbox/host/gc.js';
+import { writeOwner } from '../sandbox/host/owner-file.js';
 import { runTool } from '../sandbox/core/tool.js';
 import { copyTree, type TreeEntry } from '../sandbox/core/tree.js';
 import { applyExactly, type PatchedFile } from './exact.js';

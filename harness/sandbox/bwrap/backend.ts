@@ -25,7 +25,7 @@ import { HostFiles } from '../host/files.js';
 import { MARKER_VAR } from '../core/kill-script.js';
 import { HostRoots } from '../host/roots.js';
 import { commandOptions, HostSandbox } from '../host/sandbox.js';
-import { writeOwner } from '../host/gc.js';
+import { writeOwner } from '../host/owner-file.js';
 import { UserNet } from './user-net.js';
 import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf, SHELL_FD } from './server.js';
 import { PIPED, SERVED_ENV_FILE, servedEnvScript } from '../host/server-process.js';

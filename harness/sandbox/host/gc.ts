@@ -1,48 +1,12 @@
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { gcFolders, linkFolder, type GcOptions, type OwnedFolder } from '../core/gc.js';
-import { currentOwner, type Owner } from '../core/owner.js';
 import { unmountSizeLimit } from './disk-limit.js';
-import { rewriteSync } from '../core/rewrite.js';
 import { SandboxCgroup } from './cgroup.js';
 import { killSandbox } from './kill.js';
 import { unmountOverlay } from './overlay.js';
-
-const OWNER = 'owner.json';
-
-interface OwnerFile extends Owner {
-  sandboxId: string;
-  runId: string;
-}
-
-/** Marks a host sandbox folder with the harness process that owns it, for `gc` after a kill -9 (a tiny file: written at once). */
-export function writeOwner(root: string, sandboxId: string, runId: string): void {
-  const owner: OwnerFile = { ...currentOwner(), sandboxId, runId };
-  rewriteSync(path.join(root, OWNER), JSON.stringify(owner));
-}
-
-/**
- * The owner.json of a sandbox folder; null when there is none (not ours, or still being created)
- * or it is not readable. Older redgreen versions wrote only the pid: such a folder is this host's
- * (it is in this host's temp folder) and is judged by its pid alone.
- */
-async function readOwner(root: string): Promise<OwnerFile | null> {
-  const raw = await readFile(path.join(root, OWNER), 'utf8').catch(() => null);
-  if (raw === null) return null;
-  try {
-    const o = JSON.parse(raw) as Partial<OwnerFile>;
-    return {
-      host: o.host ?? currentOwner().host,
-      pid: Number(o.pid),
-      start: o.start ?? '',
-      sandboxId: o.sandboxId ?? '',
-      runId: o.runId ?? '',
-    };
-  } catch {
-    return null;
-  }
-}
+import { readOwner, type OwnerFile } from './owner-file.js';
 
 /** Kills the processes still carrying the sandbox's marker, then deletes its cgroup, its size-limit mount and folder. */
 async function removeSandbox(root: string, owner: OwnerFile): Promise<void> {

@@ -9,7 +9,7 @@ import { HostRoots, type Spares } from './roots.js';
 import { HostSandbox } from './sandbox.js';
 import { HostServers } from './server.js';
 import { SERVED_ENV_FILE, servedEnvScript, type ServedEnv } from './server-process.js';
-import { writeOwner } from './gc.js';
+import { writeOwner } from './owner-file.js';
 import { killSandboxesOf } from './kill.js';
 import { MARKER_VAR } from '../core/kill-script.js';
 import { resolveInside } from '../core/paths.js';
