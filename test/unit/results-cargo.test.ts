@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { cargoAdapter, interleave, parseCargoOutput } from '../../harness/results/cargo.js';
-import { captured, capturedInput, statuses } from '../helpers/captured.js';
+import { capturedInput, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh (cargo and rustc in test/data/versions.txt):
 // the crate `calc` run as the adapter prepares `cargo test` (stderr merged into stdout), with
 // --nocapture on one thread, with the streams apart, with -q; a crate whose test binary aborts,
 // one that does not compile, and a workspace of two packages.
-const data = captured;
 const input = (dir: string) => capturedInput(dir, '/WORK/cargo');
 
 const prepare = (command: string) => cargoAdapter.prepare({ command, workdir: '/w', scratchDir: '/s', env: {} });

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { goAdapter, parseGoOutput } from '../../harness/results/go.js';
-import { captured, capturedInput, statuses } from '../helpers/captured.js';
+import { capturedInput, statuses } from '../helpers/captured.js';
 
 // Captured by test/helpers/capture-runner-output.sh with Go 1.19 (test/data/versions.txt): the
 // module example.com/shop run as the adapter prepares it (`go test -json ./...`), the same module
 // through a wrapped command (GOFLAGS=-v, read as text), and a module whose import is missing.
-const data = captured;
 const input = (dir: string) => capturedInput(dir, '/WORK/go');
 
 const prepare = (command: string, env: Record<string, string> = {}) => goAdapter.prepare({ command, workdir: '/w', scratchDir: '/s', env });

@@ -70,10 +70,7 @@ export class Envd {
   private readonly defaultUser: string | undefined;
   private readonly octetStream: boolean;
 
-  constructor(
-    private readonly c: E2BConnection,
-    access: SandboxAccess,
-  ) {
+  constructor(c: E2BConnection, access: SandboxAccess) {
     this.sandboxId = access.sandboxId;
     this.base = envdUrl(c, access.sandboxId, access.domain);
     this.headers = {
