@@ -26,8 +26,11 @@ import { LINK_FOLDER_PREFIX, ownedFolderPrefix } from '../core/owner.js';
 export interface ServerLink {
   /** The host folder to mount at LINK_MOUNT. */
   dir: string;
-  /** The server's input (requests), and its output as it comes. */
-  connect(): { input: net.Socket; stdout: net.Socket; stderr: net.Socket };
+  /**
+   * The server's input (requests), and its outputs, each read of which goes to `onOutput` as it
+   * comes (the chunk is the caller's: each read has its own).
+   */
+  connect(onOutput: (name: 'stdout' | 'stderr', chunk: Buffer) => void): { input: net.Socket; stdout: net.Socket; stderr: net.Socket };
   /** Removes the folder (the FIFOs stay open where they are), and closes the ends not connected. */
   release(): void;
 }
@@ -65,14 +68,14 @@ export async function openLink(): Promise<ServerLink> {
   let open = true;
   return {
     dir,
-    connect() {
+    connect(onOutput) {
       if (!open) throw new Error('the link was released');
       open = false;
       const [out, err, input] = fds;
       return {
         input: new net.Socket({ fd: input!, readable: false, writable: true }),
-        stdout: new net.Socket({ fd: out!, readable: true, writable: false }),
-        stderr: new net.Socket({ fd: err!, readable: true, writable: false }),
+        stdout: outputSocket(out!, (chunk) => onOutput('stdout', chunk)),
+        stderr: outputSocket(err!, (chunk) => onOutput('stderr', chunk)),
       };
     },
     release() {
@@ -81,6 +84,30 @@ export async function openLink(): Promise<ServerLink> {
       open = false;
     },
   };
+}
+
+/** What one read of an output FIFO takes at most (a pipe's default capacity). */
+const READ_BYTES = 64 * 1024;
+
+/**
+ * An output FIFO's socket, each read handed to `onChunk` from one buffer of its own (Node's
+ * `onread`): a command's frames skip the readable stream's buffering and events, which cost more
+ * than the read on a small fixture. It still ends ('end', 'close') as any socket does; it never
+ * emits 'data'.
+ */
+function outputSocket(fd: number, onChunk: (chunk: Buffer) => void): net.Socket {
+  const buffer = Buffer.allocUnsafe(READ_BYTES);
+  const onread: net.OnReadOpts = {
+    buffer,
+    callback: (n) => {
+      onChunk(Buffer.from(buffer.subarray(0, n)));
+      return true;
+    },
+  };
+  // @types/node knows `onread` only for connect(); Node's Socket takes it from its constructor too.
+  const socket = new net.Socket({ fd, readable: true, writable: false, onread } as net.SocketConstructorOpts);
+  socket.resume();
+  return socket;
 }
 
 /** Link folders not yet removed: a process that exits while a container starts (Ctrl-C) removes them too. */

@@ -62,11 +62,11 @@ export async function startContainerServer(
 
 /** The server over its FIFOs: it ends when both its outputs have (every byte pushed); closing it closes them all. */
 function linkedServer(link: ServerLink): CommandServer {
-  const { input, stdout, stderr } = link.connect();
-  const server = new CommandServer(input);
+  // Reads come in on a later turn of the event loop, once the server below exists.
+  let server: CommandServer | undefined;
+  const { input, stdout, stderr } = link.connect((name, chunk) => server!.push(name, chunk));
+  server = new CommandServer(input);
   for (const s of [input, stdout, stderr]) s.on('error', () => undefined); // an end is handled below
-  stdout.on('data', (chunk: Buffer) => server.push('stdout', chunk));
-  stderr.on('data', (chunk: Buffer) => server.push('stderr', chunk));
   void Promise.all([streamEnded(stdout), streamEnded(stderr)]).then(() => server.ended('the command server in the container ended'));
   input.once('close', () => {
     stdout.destroy();
