@@ -76,14 +76,16 @@ export async function harnessTrivial(
   ];
   const m = await harnessRun(set.root, args, {}, program);
   const verdicts: Record<string, number> = {};
-  const report = await readFile(await latestReport(reports), 'utf8').then((t) => JSON.parse(t) as { fixtures: { verdict: string }[] });
+  const report = await readFile(path.join(await latestRun(reports), 'report.json'), 'utf8').then(
+    (t) => JSON.parse(t) as { fixtures: { verdict: string }[] },
+  );
   for (const f of report.fixtures) verdicts[f.verdict] = (verdicts[f.verdict] ?? 0) + 1;
   return { ...m, verdicts };
 }
 
-async function latestReport(reportsDir: string): Promise<string> {
-  const runs = (await readdir(reportsDir)).sort();
-  return path.join(reportsDir, runs.at(-1)!, 'report.json');
+/** The folder of the last run in a reports or transcripts folder (run ids sort by their start). */
+async function latestRun(dir: string): Promise<string> {
+  return path.join(dir, (await readdir(dir)).sort().at(-1)!);
 }
 
 export async function removeTrivial(set: TrivialSet): Promise<void> {
@@ -100,8 +102,7 @@ export async function removeTrivial(set: TrivialSet): Promise<void> {
  * in another block group and cost nothing of the kind, so the probe uses the run's own.
  */
 async function newFileMs(set: TrivialSet, backend: string): Promise<number> {
-  const transcripts = path.join(set.root, `transcripts-${backend}`);
-  const dir = path.join(transcripts, (await readdir(transcripts)).sort().at(-1)!);
+  const dir = await latestRun(path.join(set.root, `transcripts-${backend}`));
   const took: number[] = [];
   for (let i = 0; i < 50; i++) {
     const t0 = performance.now();

@@ -24,8 +24,9 @@ export async function gcEngine(request: GcRequest, engine: string, client: () =>
   ]);
   const docker = await client();
   await pingEngine(docker);
-  const r = await collectGarbage(docker, gcOptionsOf(request));
-  const linkFolders = await gcLinkFolders(undefined, gcOptionsOf(request));
+  const o = gcOptionsOf(request);
+  const r = await collectGarbage(docker, o);
+  const linkFolders = await gcLinkFolders(undefined, o);
   const verb = request.dryRun ? 'would remove' : 'removed';
   const line = (i: (typeof r.removed)[number]) => `${i.kind} ${i.name} (run ${i.run}, owner ${i.owner})`;
   const alive = r.kept.filter((k) => k.reason === 'alive').length;
