@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +22,7 @@ import { SandboxCgroup, type Limits } from '../host/cgroup.js';
 import { sandboxEnv } from '../core/env.js';
 import { HostFiles } from '../host/files.js';
 import { MARKER_VAR } from '../core/kill-script.js';
+import { randomHex } from '../core/random.js';
 import { HostRoots } from '../host/roots.js';
 import { commandOptions, HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/owner-file.js';
@@ -113,7 +113,7 @@ export class BwrapBackend implements SandboxBackend {
     const kept = this.kept.get(root);
     this.kept.delete(root);
     try {
-      const id = `${path.basename(root)}-${randomBytes(4).toString('hex')}`;
+      const id = `${path.basename(root)}-${randomHex(4)}`;
       writeOwner(root, id, spec.runId);
       // Named for its root, as the server that may outlive this sandbox there (gc finds it by the folder).
       const cgroup = kept ? kept.cgroup : await SandboxCgroup.create(path.basename(root), this.limits);

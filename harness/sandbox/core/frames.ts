@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './random.js';
 
 /**
  * One byte stream that carries the output of many commands, run one after another by a long-lived
@@ -83,16 +83,9 @@ export class FramedStream {
   }
 }
 
-/** Random bytes drawn 4 KB at a time: a command's token then costs no call into the system's random source. */
-const pool = { bytes: Buffer.alloc(0), at: 0 };
-
 /** A new command's token: 16 random bytes in hex, never handed out twice. */
 export function newToken(): string {
-  if (pool.at + 16 > pool.bytes.length) {
-    pool.bytes = randomBytes(4096);
-    pool.at = 0;
-  }
-  return pool.bytes.toString('hex', pool.at, (pool.at += 16));
+  return randomHex(16);
 }
 
 /** The length of the longest end of `buf` that is a start of `token` (shorter than the token). */

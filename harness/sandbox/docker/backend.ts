@@ -20,6 +20,7 @@ import { DEFAULT_LIMITS } from '../core/limits.js';
 import { StartsAhead } from '../core/starts-ahead.js';
 import { WarmPool } from '../core/warm-pool.js';
 import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+import { randomHex } from '../core/random.js';
 
 export interface DockerBackendOptions {
   /** The run, for labels; pool containers are made before any fixture asks for one. */
@@ -356,7 +357,7 @@ export class DockerBackend implements SandboxBackend {
     role: Role,
     over?: { prefix: string; lower: Docker.VolumeInspectInfo },
   ): Promise<PreparedContainer> {
-    const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomBytes(4).toString('hex'));
+    const name = objectName(role === 'pool' ? 'pool' : 'sb', fixtureId, randomHex(4));
     const { plan, path } = await this.basePlan(image, runId, fixtureId, role, over?.prefix ?? name);
     const ca = await this.caBundles();
     const p: PreparedContainer = {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { constants as osc } from 'node:os';
 import type Docker from 'dockerode';
 import { describeError, RedgreenError } from '../../errors.js';
@@ -9,6 +8,7 @@ import { ExecOutput } from './stream.js';
 import { EXEC_MARKER_VAR, REAP_FUNCTION } from '../core/kill-script.js';
 import type { ExecResult } from '../core/types.js';
 import type { CommandRequest } from '../core/command-server.js';
+import { randomHex } from '../core/random.js';
 
 /** The wrapper's exit when it could not finish its job (see WRAPPER); it then says why on stderr. */
 export const WRAPPER_FAILED_EXIT = 255;
@@ -94,7 +94,7 @@ export function wrapped(argv: readonly string[]): string[] {
 }
 
 export function newMarker(): string {
-  return randomBytes(8).toString('hex');
+  return randomHex(8);
 }
 
 export interface ContainerExecRequest extends CommandRequest {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { SERVED_ENV_FILE, servedEnvScript, type ServedEnv } from './server-proce
 import { writeOwner } from './owner-file.js';
 import { killSandboxesOf } from './kill.js';
 import { MARKER_VAR } from '../core/kill-script.js';
+import { randomHex } from '../core/random.js';
 import { resolveInside } from '../core/paths.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 
@@ -91,7 +91,7 @@ class LocalSandbox extends HostSandbox {
       workdir,
       spares && (() => spares.take()),
     );
-    super(`${path.basename(root)}-${randomBytes(4).toString('hex')}`, workdir, scratch, root, files, roots);
+    super(`${path.basename(root)}-${randomHex(4)}`, workdir, scratch, root, files, roots);
     this.env = {
       ...baseEnv,
       HOME: path.join(root, 'home'),

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants as osc } from 'node:os';
+import { onAbort } from '../core/capture.js';
 import { CappedOutput, DEFAULT_MAX_OUTPUT_BYTES } from '../core/output.js';
 import type { ExecResult, OutputStream } from '../core/types.js';
 
@@ -52,9 +53,7 @@ export async function runProcess(file: string, args: readonly string[], o: RunPr
     void (o.stop ?? o.killTree)(pgid);
   };
   const timer = o.timeoutMs ? setTimeout(() => stop('timeout'), o.timeoutMs) : undefined;
-  const onAbort = () => stop('abort');
-  if (o.signal?.aborted) onAbort();
-  o.signal?.addEventListener('abort', onAbort, { once: true });
+  const forget = o.signal ? onAbort(o.signal, () => stop('abort')) : undefined;
 
   try {
     const { code, sig } = await new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve) => {
@@ -88,6 +87,6 @@ export async function runProcess(file: string, args: readonly string[], o: RunPr
     };
   } finally {
     clearTimeout(timer);
-    o.signal?.removeEventListener('abort', onAbort);
+    forget?.();
   }
 }

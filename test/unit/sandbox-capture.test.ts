@@ -1,0 +1,55 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, test } from 'vitest';
+import { onAbort, stopper } from '../../harness/sandbox/core/capture.js';
+import { randomHex } from '../../harness/sandbox/core/random.js';
+
+describe('onAbort', () => {
+  test('one listener on the signal calls every function still waiting, each once, and none that was forgotten', () => {
+    const c = new AbortController();
+    const called: number[] = [];
+    const forgets = Array.from({ length: 50 }, (_, i) => onAbort(c.signal, () => called.push(i)));
+    expect(getEventListeners(c.signal, 'abort')).toHaveLength(1);
+    for (let i = 0; i < 50; i += 2) forgets[i]!();
+    c.abort();
+    expect(called).toEqual(Array.from({ length: 25 }, (_, k) => 2 * k + 1));
+    c.abort();
+    expect(called).toHaveLength(25);
+  });
+
+  test('a signal already aborted calls the function soon, not at once', async () => {
+    const c = new AbortController();
+    c.abort();
+    let called = 0;
+    onAbort(c.signal, () => called++);
+    expect(called).toBe(0);
+    await Promise.resolve();
+    expect(called).toBe(1);
+  });
+});
+
+describe('stopper', () => {
+  test('says abort or timeout, whichever came first, and stops once; disposed, it stops nothing', async () => {
+    const c = new AbortController();
+    let stops = 0;
+    const aborted = stopper({ signal: c.signal, timeoutMs: 60_000 }, () => stops++);
+    const disposed = stopper({ signal: c.signal }, () => stops++);
+    disposed.dispose();
+    c.abort();
+    expect(aborted.state).toEqual({ timedOut: false, aborted: true });
+    expect(disposed.state).toEqual({ timedOut: false, aborted: false });
+    aborted.dispose();
+    const timed = stopper({ signal: new AbortController().signal, timeoutMs: 1 }, () => stops++);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(timed.state).toEqual({ timedOut: true, aborted: false });
+    timed.dispose();
+    expect(stops).toBe(2);
+  });
+});
+
+describe('randomHex', () => {
+  test('is n random bytes in hex, never the same twice, across refills of its pool', () => {
+    const ids = Array.from({ length: 2000 }, () => randomHex(6));
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{12}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
