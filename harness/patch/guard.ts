@@ -34,12 +34,16 @@ export async function guardPatch(patch: ParsedPatch, root: string): Promise<void
       );
     }
   }
+  // Each path prefix once (a file's old and new paths are mostly one, and files share folders).
+  const seen = new Set<string>();
   for (const f of patch.files) {
     for (const p of [f.oldPath, f.newPath]) {
       if (p === null) continue;
       const parts = p.split('/');
       for (let i = 1; i <= parts.length; i++) {
         const prefix = parts.slice(0, i).join('/');
+        if (seen.has(prefix)) continue;
+        seen.add(prefix);
         // One lstat per path prefix, at once: a promise each would cost more than the call.
         const st = lstatSync(path.join(root, prefix), { throwIfNoEntry: false });
         if (!st) break;

@@ -1,6 +1,7 @@
 import {
   chmodSync,
   copyFileSync,
+  existsSync,
   constants as fsc,
   lstatSync,
   mkdirSync,
@@ -151,7 +152,8 @@ export async function copyTree(
 ): Promise<UploadStats> {
   let bytes = 0;
   let files = 0;
-  mkdirSync(dest, { recursive: true });
+  // Mostly there already (a reused workspace): one look costs less than a mkdir that fails and its stat.
+  if (!existsSync(dest)) mkdirSync(dest, { recursive: true });
   for (const e of entries) if (e.kind === 'dir') mkdirSync(path.join(dest, e.rel), { recursive: true });
   await inChunks(entries, (e) => {
     if (e.kind === 'dir') return;

@@ -1,8 +1,8 @@
-import { chmodSync, constants as fsc, createReadStream, createWriteStream, lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, constants as fsc, createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { resolveInside } from '../core/paths.js';
+import { findInside, type FoundInside } from '../core/paths.js';
 import { rewriteSync } from '../core/rewrite.js';
 import { copyTree, uploadEntries } from '../core/tree.js';
 import type { FileToWrite, UploadOptions, UploadStats } from '../core/types.js';
@@ -23,12 +23,17 @@ export class HostFiles {
 
   /** Maps a sandbox path to its host path (refusing escapes and symlinks). */
   async toHost(p: string): Promise<string> {
+    return this.locate(p).path;
+  }
+
+  /** toHost, with what it found there (core/paths.ts findInside). */
+  private locate(p: string): FoundInside {
     let hostPath = p;
     if (path.isAbsolute(p)) {
       const m = this.mounts.find((x) => p === x.inside || p.startsWith(`${x.inside}/`));
       if (m) hostPath = path.join(m.host, path.relative(m.inside, p));
     }
-    return resolveInside(
+    return findInside(
       this.mounts.map((m) => m.host),
       hostPath,
       this.workspaceHost,
@@ -48,9 +53,8 @@ export class HostFiles {
    */
   async writeFiles(files: readonly FileToWrite[]): Promise<void> {
     for (const f of files) {
-      const dest = await this.toHost(f.path);
-      mkdirSync(path.dirname(dest), { recursive: true });
-      const st = lstatSync(dest, { throwIfNoEntry: false });
+      const { path: dest, stat: st, folderExists } = this.locate(f.path);
+      if (!folderExists) mkdirSync(path.dirname(dest), { recursive: true });
       if (st && !(st.isFile() && st.nlink === 1)) rmSync(dest, { force: true });
       rewriteSync(dest, f.content, f.mode ?? 0o644);
     }
