@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { mapProvider, nopProvider, oracleProvider } from '../agents/static.js';
@@ -11,6 +10,7 @@ import type { Verdict } from '../scoring/verdicts.js';
 import type { SandboxBackend } from '../sandbox/core/types.js';
 import { readFixture, type FixtureTranscript, type TranscriptRun } from '../transcripts/reader.js';
 import { diffTraces, traceOf } from '../transcripts/replay-drift.js';
+import { sha256 } from '../sandbox/core/sha256.js';
 
 export interface VerifyInput {
   run: TranscriptRun;
@@ -30,7 +30,6 @@ export interface FixtureDrift {
   verdict: Verdict | null;
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const short = (h: string) => `${h.slice(0, 12)}…`;
 
 /** Why a recorded fixture cannot or need not be re-executed, or null when it can be. */

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { FileToWrite, Sandbox } from '../sandbox/core/types.js';
 import type { PatchedFile } from './exact.js';
+import { sha256 } from '../sandbox/core/sha256.js';
 
 export interface SyncResult {
   written: { path: string; bytes: number; sha256: string }[];
@@ -30,7 +30,7 @@ export async function syncPatch(
       result.removed.push(rel);
     } else {
       writes.push({ path: rel, content: file.content, mode: file.mode });
-      result.written.push({ path: rel, bytes: file.content.length, sha256: createHash('sha256').update(file.content).digest('hex') });
+      result.written.push({ path: rel, bytes: file.content.length, sha256: sha256(file.content) });
     }
   }
   if (result.removed.length) await sandbox.removeFiles(result.removed);

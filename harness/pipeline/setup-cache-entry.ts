@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { lstat, open, readFile, readlink, rename, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
@@ -7,6 +6,7 @@ import { z } from 'zod';
 import { DEFAULT_EXCLUDES } from '../sandbox/core/tree.js';
 import { FIXTURE_META_FILES } from './patch-phase.js';
 import type { ArchiveFile } from './setup-archive.js';
+import { sha256 } from '../sandbox/core/sha256.js';
 
 /**
  * One setup cache entry is one file, `<name>.rgcache`: a JSON line describing it, then the tar.
@@ -125,9 +125,7 @@ async function stateOf(fixtureDir: string, rel: string): Promise<string> {
   if (!st) return 'absent';
   if (st.isSymbolicLink()) return `link:${await readlink(abs)}`;
   if (st.isDirectory()) return `dir:${(st.mode & 0o7777).toString(8)}`;
-  const sha = createHash('sha256')
-    .update(await readFile(abs))
-    .digest('hex');
+  const sha = sha256(await readFile(abs));
   return `file:${(st.mode & 0o7777).toString(8)}:${sha}`;
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import type { Sandbox } from '../sandbox/core/types.js';
 import { diskUsage, runTool } from '../sandbox/core/tool.js';
 import { inUse, markUse } from '../sandbox/core/users.js';
 import { evictLru, pruneLru, type PruneHow } from '../sandbox/core/lru.js';
+import { sha256 } from '../sandbox/core/sha256.js';
 
 const LayerMetaSchema = z.object({
   version: z.literal(1),
@@ -47,11 +48,11 @@ export class WorkspaceLayers {
 
   /** Names this cache on a container engine, whose layers (sandbox/docker/layers.ts) belong to one cache each. */
   get scope(): string {
-    return createHash('sha256').update(path.resolve(this.dir)).digest('hex').slice(0, 16);
+    return sha256(path.resolve(this.dir)).slice(0, 16);
   }
 
   static key(fixtureSha256: string, setupKey: string | null, backends: readonly string[]): string {
-    return createHash('sha256').update(JSON.stringify({ fixtureSha256, setupKey, backends })).digest('hex').slice(0, 32);
+    return sha256(JSON.stringify({ fixtureSha256, setupKey, backends })).slice(0, 32);
   }
 
   /** Mounts a ready layer as the sandbox's (empty) workspace; `release` ends the sandbox's use of it. */

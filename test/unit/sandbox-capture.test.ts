@@ -1,6 +1,8 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { getEventListeners } from 'node:events';
 import { describe, expect, test } from 'vitest';
 import { onAbort, stopper } from '../../harness/sandbox/core/capture.js';
+import { CappedOutput } from '../../harness/sandbox/core/output.js';
 import { randomHex } from '../../harness/sandbox/core/random.js';
 
 describe('onAbort', () => {
@@ -51,5 +53,22 @@ describe('randomHex', () => {
     const ids = Array.from({ length: 2000 }, () => randomHex(6));
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{12}$/);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('CappedOutput', () => {
+  test('hashes and counts every byte, kept or not, wherever the chunks split them', () => {
+    const cap = 64;
+    for (const size of [0, 1, 31, 32, 33, 64, 65, 200, 1000]) {
+      for (const chunk of [1, 7, 32, 33, 1000]) {
+        const data = randomBytes(size);
+        const out = new CappedOutput(cap);
+        for (let at = 0; at < size; at += chunk) out.push(data.subarray(at, at + chunk));
+        const got = out.finish();
+        expect(got.sha256, `${size} bytes in chunks of ${chunk}`).toBe(createHash('sha256').update(data).digest('hex'));
+        expect(got.bytes).toBe(size);
+        expect(got.truncated).toBe(size > cap);
+      }
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
+import { sha256 } from './sha256.js';
 import type { StreamCapture } from './types.js';
 
 /** Bytes kept per stream unless a command asks otherwise. */
@@ -8,7 +9,8 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 /**
  * Keeps at most `cap` bytes of a stream — the first half and the last half, since a runner's
  * summary is at the end — while counting and hashing everything, so memory stays flat whatever
- * a command prints.
+ * a command prints. What fits in the first half is hashed at the end, in one call (most outputs
+ * are small, and many are empty); a stream hash starts only once it overflows.
  */
 export class CappedOutput {
   private readonly head: Buffer[] = [];
@@ -16,7 +18,8 @@ export class CappedOutput {
   private tail: Buffer[] = [];
   private tailBytes = 0;
   private total = 0;
-  private readonly hash = createHash('sha256');
+  /** Every byte so far, once they no longer all fit in `head`. */
+  private hash: Hash | null = null;
   private readonly headCap: number;
   private readonly tailCap: number;
 
@@ -27,7 +30,11 @@ export class CappedOutput {
 
   push(chunk: Buffer): void {
     this.total += chunk.length;
-    this.hash.update(chunk);
+    if (!this.hash && this.total > this.headCap) {
+      this.hash = createHash('sha256');
+      for (const h of this.head) this.hash.update(h);
+    }
+    this.hash?.update(chunk);
     let rest = chunk;
     if (this.headBytes < this.headCap) {
       const take = Math.min(this.headCap - this.headBytes, rest.length);
@@ -56,7 +63,8 @@ export class CappedOutput {
     return {
       text,
       bytes: this.total,
-      sha256: this.hash.digest('hex'),
+      // Not truncated, `raw` holds every byte; a stream that overflowed its head has its hash.
+      sha256: this.hash ? this.hash.digest('hex') : sha256(raw!),
       truncated,
       utf8: isUtf8(raw ?? Buffer.concat([head, tail])),
     };
