@@ -22,11 +22,17 @@ export const UMASK = process.umask();
  * and `mode` (when given) set only when it differs (or holds setuid, setgid or sticky, which a
  * write may clear): on ext4 each costs more than the write.
  */
-export function rewriteSync(file: string, content: string | Buffer, mode?: number): void {
+export function rewriteSync(
+  file: string,
+  content: string | Buffer,
+  mode?: number,
+  /** The file's size and mode as the caller just saw them (its own lstat of that inode): no fstat then. */
+  known?: { size: number; mode: number },
+): void {
   const data = typeof content === 'string' ? Buffer.from(content) : content;
   const fd = openSync(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_NOFOLLOW, mode ?? 0o666);
   try {
-    const before = fstatSync(fd);
+    const before = known ?? fstatSync(fd);
     writeAll(fd, data);
     if (before.size > data.length) ftruncateSync(fd, data.length);
     if (mode !== undefined && (mode & 0o7000 || (before.mode & 0o7777) !== mode)) fchmodSync(fd, mode);
@@ -70,7 +76,8 @@ export function reuseSync(spare: string, file: string, data: Buffer, mode: numbe
     return false;
   }
   renameSync(spare, file);
-  rewriteSync(file, data, mode);
+  // The inode the lstat saw, moved by the rename: its size and mode are known.
+  rewriteSync(file, data, mode, st);
   return true;
 }
 

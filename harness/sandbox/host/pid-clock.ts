@@ -53,6 +53,8 @@ const clock = {
   blindAt: -Infinity,
   watchers: 0,
   timer: null as NodeJS.Timeout | null,
+  /** When the timer was last set going (started or refreshed). */
+  refreshedAt: 0,
 
   look(): boolean {
     const now = performance.now();
@@ -62,10 +64,14 @@ const clock = {
     else this.total += cur >= this.last ? cur - this.last : PROC.pidMax - this.last + (cur - RESERVED_PIDS);
     this.last = cur;
     this.lastAt = now;
-    // The timer's look is due half of wrapMs after the last look, whoever made it: a command shorter
+    // The timer's look is due half of wrapMs after a recent look, whoever made it: a command shorter
     // than that needs no look but its window's own (its open and its range), and a timer that comes
-    // late still has the other half before the clock loses sight.
-    this.timer?.refresh();
+    // late still has the other half before the clock loses sight. Moved at most every quarter of
+    // wrapMs: a refresh costs more than the look, and busy runs look every few milliseconds.
+    if (this.timer && now - this.refreshedAt >= PROC.wrapMs / 4) {
+      this.timer.refresh();
+      this.refreshedAt = now;
+    }
     return true;
   },
 
@@ -73,6 +79,7 @@ const clock = {
     if (this.watchers++ > 0) return;
     this.timer = setInterval(() => this.look(), PROC.wrapMs / 2);
     this.timer.unref();
+    this.refreshedAt = performance.now();
   },
 
   unwatch(): void {
