@@ -3,16 +3,21 @@ import type { PatchInput } from '../pipeline/patch-phase.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import { shownPath } from '../config/paths.js';
 
-/** The fixture's own reference fix (read at once: a patch file is small). A missing file is a patch error, not a crash. */
+/**
+ * The fixture's own reference fix: the bytes its fingerprint hashed, or read at once (a patch file
+ * is small). A missing file is a patch error, not a crash.
+ */
 export const oracleProvider: PatchProvider = {
   kind: 'static',
   subject: 'oracle',
-  async patchFor(fixture): Promise<PatchInput> {
+  async patchFor(fixture, ctx): Promise<PatchInput> {
     const source = `oracle:${shownPath(fixture.oraclePath)}`;
+    const missing = { source, text: null, missing: `no oracle patch at ${shownPath(fixture.oraclePath)}` };
+    if (ctx.oracle !== undefined) return ctx.oracle ? { source, text: ctx.oracle.toString('utf8') } : missing;
     try {
       return { source, text: readFileSync(fixture.oraclePath, 'utf8') };
     } catch {
-      return { source, text: null, missing: `no oracle patch at ${shownPath(fixture.oraclePath)}` };
+      return missing;
     }
   },
 };

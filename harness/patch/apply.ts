@@ -31,9 +31,10 @@ export async function applyToFixture(
   skip: readonly string[],
   patchText: string,
   parsed: ParsedPatch,
-  options: { fuzzy?: boolean } = {},
+  /** `contents`: files' bytes as already read from `fixtureDir` (applyExactly). */
+  options: { fuzzy?: boolean; contents?: ReadonlyMap<string, Buffer> } = {},
 ): Promise<ApplyOutcome> {
-  const exact = applyExactly(patchText, parsed, fixtureDir, skip);
+  const exact = applyExactly(patchText, parsed, fixtureDir, skip, options.contents);
   if (exact) return { status: 'applied', files: exact };
   const staging = await Staging.create(fixtureDir, skip, parsed);
   try {

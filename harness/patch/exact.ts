@@ -36,6 +36,8 @@ export function applyExactly(
   parsed: ParsedPatch,
   fixtureDir: string,
   skip: readonly string[],
+  /** Files' bytes as the caller read them from `fixtureDir` (a ReadTree's), by relative path: not read again. */
+  contents?: ReadonlyMap<string, Buffer>,
 ): Map<string, PatchedFile> | null {
   // Patch lines are bytes: latin1 keeps each byte as one char (CRLF and invalid UTF-8 included).
   const lines = Buffer.from(text, 'utf8').toString('latin1').split('\n');
@@ -46,7 +48,7 @@ export function applyExactly(
     if (p === null || out.has(p) || skip.includes(p) || (f.oldPath !== null && f.oldPath !== p)) return null;
     const hunks = readHunks(lines, f);
     if (!hunks) return null;
-    const result = applyFile(f, hunks, path.join(fixtureDir, p));
+    const result = applyFile(f, hunks, path.join(fixtureDir, p), contents?.get(p));
     if (result === undefined) return null;
     out.set(p, result);
   }
@@ -103,7 +105,7 @@ function readHunks(lines: string[], f: FileChange): Hunk[] | null {
 }
 
 /** The file after its hunks, undefined when it cannot be done exactly (git will say why). */
-function applyFile(f: FileChange, hunks: Hunk[], file: string): PatchedFile | undefined {
+function applyFile(f: FileChange, hunks: Hunk[], file: string, bytes: Buffer | undefined): PatchedFile | undefined {
   let st;
   try {
     st = lstatSync(file, { throwIfNoEntry: false });
@@ -121,7 +123,7 @@ function applyFile(f: FileChange, hunks: Hunk[], file: string): PatchedFile | un
   const isExec = (st.mode & 0o100) !== 0;
   // git only warns when the file's mode is not the one the patch expects: let it.
   if (oldExec !== undefined && oldExec !== isExec) return undefined;
-  const image = splitLines(readFileSync(file).toString('latin1'));
+  const image = splitLines((bytes ?? readFileSync(file)).toString('latin1'));
   let delta = 0;
   for (const h of hunks) {
     // Where the preimage must start now (earlier hunks applied), and where the hunk says it lands.

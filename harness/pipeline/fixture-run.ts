@@ -26,6 +26,8 @@ export interface FixtureRunOptions {
   fixtureSha256: string;
   /** The fixture's tree as its fingerprint read it (FixtureContext.tree). */
   tree?: ReadTree | null;
+  /** The fixture's oracle as its fingerprint read it (ProviderContext.oracle). */
+  oracle?: Buffer | null;
   backend: SandboxBackend;
   runId: string;
   provider: PatchProvider;
@@ -83,7 +85,14 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
     if (invalid) {
       graded = { verdict: 'invalid_fixture', reason: invalid };
     } else {
-      const ctx = { backend: o.backend, runId: o.runId, signal: o.signal, emit, setupCache: o.setupCache ?? null };
+      const ctx = {
+        backend: o.backend,
+        runId: o.runId,
+        signal: o.signal,
+        emit,
+        setupCache: o.setupCache ?? null,
+        ...(o.oracle !== undefined ? { oracle: o.oracle } : {}),
+      };
       const input =
         o.provider.kind === 'agent'
           ? await timer.run('agent', () => o.provider.patchFor(fixture, ctx))
@@ -96,7 +105,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
         // Run mode: a patch that is missing, unsafe, empty or does not apply to the fixture (tried
         // on the host) gets its verdict before any sandbox, setup or RED run.
         if (mode === 'run' && inspected.parsed) {
-          prepared = preparePatch(inspected, fixture, { fuzzy: true });
+          prepared = preparePatch(inspected, fixture, { fuzzy: true, tree: o.tree ?? null });
           patch = await timer.run('patch', () => preparedOutcome(inspected, prepared!));
         }
         const refused = mode === 'run' ? refuseBeforeRun(fixture.manifest.tests, patch, { gradeEmpty: !!o.provider.gradesEmpty }) : null;
@@ -228,7 +237,7 @@ async function score(
   emit({ type: 'sandbox', sandboxId: sb.id, backend: sb.backend, workdir: sb.workdir });
   const ctx: FixtureContext = { fixture, sandbox: sb, signal: o.signal, emit, setupCache: o.setupCache ?? null, tree: o.tree ?? null };
   // The patch is applied on the host while the workspace is made ready and RED runs (a run did it already).
-  const prepared = staged ?? preparePatch(inspected, fixture, { fuzzy: o.mode === 'run' });
+  const prepared = staged ?? preparePatch(inspected, fixture, { fuzzy: o.mode === 'run', tree: ctx.tree });
   prepared?.catch(() => undefined);
   hold.keep(prepared);
   const timedOut = await prepareWorkspace(ctx, timer, o.fixtureSha256, (release) => (hold.layerRelease = release));

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isRedgreenError } from '../errors.js';
 import type { Fixture } from '../fixtures/load.js';
 import { applyToFixture, type ApplyOutcome } from '../patch/apply.js';
@@ -8,6 +7,8 @@ import { parsePatch, touchedPaths, type ParsedPatch } from '../patch/parse.js';
 import { protectedMatcher } from '../patch/protect.js';
 import { syncPatch } from '../patch/sync.js';
 import { adapterFor } from '../results/index.js';
+import { sha256 } from '../sandbox/core/sha256.js';
+import type { ReadTree } from '../sandbox/core/tree.js';
 import type { FixtureContext } from './context.js';
 import type { FixtureEvent } from './events.js';
 import type { PatchSummary } from './result.js';
@@ -32,10 +33,6 @@ export interface InspectedPatch {
 
 /** Files of a fixture folder that are the harness's, not the repository's. */
 export const FIXTURE_META_FILES = ['fixture.json', 'ISSUE.md'];
-
-export function sha256(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 /**
  * Parses, guards and audits a patch against the fixture's tree, before anything is written
@@ -100,9 +97,17 @@ export function patchEvent(summary: PatchSummary, text: string | null): FixtureE
  * The inspected patch applied to the fixture's files on the host (no sandbox needed): what it
  * would leave, or why it does not apply. Null when there is nothing to apply.
  */
-export function preparePatch(patch: InspectedPatch, fixture: Fixture, options: { fuzzy?: boolean } = {}): Promise<ApplyOutcome> | null {
+export function preparePatch(
+  patch: InspectedPatch,
+  fixture: Fixture,
+  options: { fuzzy?: boolean; tree?: ReadTree | null } = {},
+): Promise<ApplyOutcome> | null {
   if (!patch.parsed || patch.text === null) return null;
-  return applyToFixture(fixture.treeDir, fixture.treeSkip, patch.text, patch.parsed, options);
+  const { tree, ...rest } = options;
+  return applyToFixture(fixture.treeDir, fixture.treeSkip, patch.text, patch.parsed, {
+    ...rest,
+    ...(tree ? { contents: tree.contents } : {}),
+  });
 }
 
 /** Writes a prepared patch's files into the sandbox (protected ones excepted) and records them. */

@@ -10,6 +10,8 @@ export interface ProviderContext {
   signal: AbortSignal;
   emit: (event: FixtureEvent) => void;
   setupCache: SetupCache | null;
+  /** The fixture's oracle as its fingerprint read it (null: there is none; absent: not read). */
+  oracle?: Buffer | null;
 }
 
 /**

@@ -148,6 +148,7 @@ export async function runFixtures(o: ScheduleOptions): Promise<ScheduleOutcome> 
               fixture,
               fixtureSha256: read.sha256,
               tree: read.tree,
+              oracle: read.oracle,
               backend: o.backend,
               runId: o.runId,
               provider: o.provider,

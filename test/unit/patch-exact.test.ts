@@ -128,4 +128,17 @@ describe('the exact in-memory apply agrees with git apply', () => {
     expect((await stat(path.join(repo, 'a.txt'))).size).toBe('zero\none\ntwo\n'.length);
     expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe('zero\none\ntwo\n');
   });
+
+  it('takes a file’s bytes from what the caller read (a fingerprint’s tree) instead of reading it again', async () => {
+    await writeFiles(repo, { 'c.txt': { text: 'one\ntwo\n', exec: false } });
+    git('add', '-A');
+    git('commit', '-qm', 'base');
+    await writeFile(path.join(repo, 'c.txt'), 'one\nTWO\n');
+    const plain = git('diff', '--', 'c.txt');
+    // The file on disk no longer fits the patch; the bytes read before it changed do.
+    await writeFile(path.join(repo, 'c.txt'), 'zero\none\ntwo\n');
+    expect(applyExactly(plain, parsePatch(plain), repo, META)).toBeNull();
+    const read = new Map([['c.txt', Buffer.from('one\ntwo\n')]]);
+    expect(applyExactly(plain, parsePatch(plain), repo, META, read)?.get('c.txt')?.content.toString()).toBe('one\nTWO\n');
+  });
 });
