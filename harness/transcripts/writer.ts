@@ -30,18 +30,25 @@ export function runJsonInterval(fixtures: number): number {
 }
 
 /**
+ * How long a fixture's lines may wait to go out together: a phase's end and the next one's start,
+ * a small fixture's whole start up to its first command, in one write(2) instead of one a turn of
+ * the event loop (each costs tens of µs on a busy ext4). A `tail -f` sees them at most this late.
+ */
+export const TRANSCRIPT_WRITE_DELAY_MS = 20;
+
+/**
  * transcripts/<run-id>/: run.json (replaced atomically, at most every runJsonInterval and at the end) and
  * one append-only JSONL file per fixture. Each fixture's file is held open while it runs, and the
- * lines a fixture emits in one moment (one turn of the event loop: a phase's end and the next
- * one's start, say) go out in one write(2): lines never interleave, a kill -9 loses at most that
- * moment's lines, and thousands of small fixtures pay no open/close or write per event. Its
- * result line is written before its file closes, at the fixture's end.
+ * lines a fixture emits within TRANSCRIPT_WRITE_DELAY_MS go out in one write(2): lines never
+ * interleave, a kill -9 loses at most those lines, and thousands of small fixtures pay no
+ * open/close or write per event. Its result line is written before its file closes, at the
+ * fixture's end.
  */
 export class TranscriptWriter implements RunObserver {
   private readonly files = new Map<string, number>();
   /** Lines emitted since the last write, per fixture. */
   private readonly pending = new Map<string, string[]>();
-  private writing: NodeJS.Immediate | null = null;
+  private writing: NodeJS.Timeout | null = null;
   private readonly t0 = performance.now();
   /** The save in flight, and whether the state changed since it started. */
   private saving: Promise<void> | null = null;
@@ -126,10 +133,13 @@ export class TranscriptWriter implements RunObserver {
     const lines = this.pending.get(fixtureId);
     if (lines) lines.push(line);
     else this.pending.set(fixtureId, [line]);
-    this.writing ??= setImmediate(() => {
+    if (this.writing) return;
+    this.writing = setTimeout(() => {
       this.writing = null;
       for (const id of [...this.pending.keys()]) this.writeLines(id);
-    });
+    }, TRANSCRIPT_WRITE_DELAY_MS);
+    // The run's end (close) writes what is left: the timer alone keeps no process alive.
+    this.writing.unref();
   }
 
   /** A fixture's pending lines, in one write. */
@@ -183,7 +193,7 @@ export class TranscriptWriter implements RunObserver {
       if (f) f.status = 'unfinished';
     }
     for (const id of new Set([...this.files.keys(), ...this.pending.keys()])) this.closeFile(id);
-    if (this.writing) clearImmediate(this.writing);
+    if (this.writing) clearTimeout(this.writing);
     this.writing = null;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;

@@ -2,13 +2,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from 'vitest';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
-import { runJsonInterval, TranscriptWriter } from '../../harness/transcripts/writer.js';
+import { runJsonInterval, TRANSCRIPT_WRITE_DELAY_MS, TranscriptWriter } from '../../harness/transcripts/writer.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
 const tempDir = useTempDirs('rg-writer-');
 const nextTurn = () => new Promise((r) => setImmediate(r));
+/** After the writer's timer: a timer as long, set later, fires after it. */
+const afterDelay = () => new Promise((r) => setTimeout(r, TRANSCRIPT_WRITE_DELAY_MS));
 
-test("a fixture's lines of one moment go out together, on the next turn; its result is on disk when it ends", async () => {
+test("a fixture's lines of a moment go out together, soon after; its result is on disk when it ends", async () => {
   const root = await tempDir();
   const w = await TranscriptWriter.open(root, {
     runId: 'r1',
@@ -28,7 +30,7 @@ test("a fixture's lines of one moment go out together, on the next turn; its res
   w.onEvent('a', { type: 'phase', phase: 'red', status: 'start' });
   w.onEvent('a', { type: 'phase', phase: 'red', status: 'end', durationMs: 1 });
   expect(() => lines()).toThrow(/ENOENT/);
-  await nextTurn();
+  await afterDelay();
   expect(lines().map((l) => l.type)).toEqual(['phase', 'phase']);
   w.onEvent('a', { type: 'verdict', verdict: 'valid', reason: 'ok' });
   await w.onFixtureEnd('a', { fixtureId: 'a', verdict: 'valid' } as FixtureResult);
