@@ -5,6 +5,7 @@ import { EXEC_MARKER_VAR } from '../core/kill-script.js';
 import { CappedOutput } from '../core/output.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../core/output.js';
 import type { ExecOptions, ExecResult } from '../core/types.js';
+import { onAbort } from '../core/capture.js';
 import type { Envd, ProcessEnd, RemoteProcess } from './wire/envd.js';
 
 /** After a confirmed kill, the end of the stream is due at once; this long without it, the sandbox is given up. */
@@ -126,10 +127,8 @@ export async function remoteExec(
       settle();
     };
     const timer = o.timeoutMs ? setTimeout(() => requestStop('timeout'), o.timeoutMs) : undefined;
-    const onAbort = () => requestStop('abort');
-    o.signal?.addEventListener('abort', onAbort, { once: true });
-    // An abort while the command was starting fired before the listener existed.
-    if (o.signal?.aborted) onAbort();
+    // An abort while the command was starting (before this) is called soon too.
+    const forget = o.signal ? onAbort(o.signal, () => requestStop('abort')) : undefined;
     try {
       const first = await Promise.race([ended, stopped]);
       if (first === 'stopped') {
@@ -145,7 +144,7 @@ export async function remoteExec(
       }
     } finally {
       clearTimeout(timer);
-      o.signal?.removeEventListener('abort', onAbort);
+      forget?.();
     }
     if ('error' in end) {
       // The stream broke (cut, sandbox gone) while the command may still run: stop it, then fail.
