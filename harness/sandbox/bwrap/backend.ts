@@ -1,7 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { PACKAGE_ROOT } from '../../config/paths.js';
 import { RedgreenError } from '../../errors.js';
 import {
@@ -26,11 +25,12 @@ import { randomHex } from '../core/random.js';
 import { HostRoots } from '../host/roots.js';
 import { commandOptions, HostSandbox } from '../host/sandbox.js';
 import { writeOwner } from '../host/owner-file.js';
-import { UserNet } from './user-net.js';
+import type { UserNet } from './user-net.js';
 import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf, SHELL_FD } from './server.js';
 import { PIPED, SERVED_ENV_FILE, servedEnvScript } from '../host/server-process.js';
 import { cleanNamespace, endKept, type Kept } from './kept.js';
 import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+import { runTool } from '../core/tool.js';
 
 export interface BwrapBackendOptions {
   baseDir?: string;
@@ -87,13 +87,11 @@ export class BwrapBackend implements SandboxBackend {
    * went meanwhile (a container of an engine on this host starting or stopping).
    */
   probe(): Promise<void> {
-    this.probed ??= execa('bwrap', ['--unshare-all', '--die-with-parent', ...systemArgs(), 'true'], {
-      reject: false,
-      extendEnv: false,
+    this.probed ??= runTool('bwrap', ['--unshare-all', '--die-with-parent', ...systemArgs(), 'true'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     }).then((r) => {
-      if (r.exitCode === 0) return;
-      const why = r.exitCode === undefined ? 'bwrap is not installed' : String(r.stderr || r.message || '').trim();
+      if (r.code === 0) return;
+      const why = r.error?.includes('ENOENT') ? 'bwrap is not installed' : (r.error ?? r.stderr.trim()) || `bwrap exited with ${r.code}`;
       throw new RedgreenError(
         'SANDBOX_FAILED',
         `the bwrap backend cannot start: ${why}`,
@@ -346,6 +344,8 @@ class BwrapSandbox extends HostSandbox {
 
   /** A network of its own for one command (never the host's namespace), owned by this sandbox until closed. */
   private async openNet(): Promise<UserNet> {
+    // Loaded by the sandboxes that use it: its helpers' process library is heavy to load.
+    const { UserNet } = await import('./user-net.js');
     const net = await UserNet.open(this.root);
     this.nets.add(net);
     try {

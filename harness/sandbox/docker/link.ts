@@ -3,8 +3,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { execa } from 'execa';
 import { LINK_FOLDER_PREFIX, ownedFolderPrefix } from '../core/owner.js';
+import { runTool } from '../core/tool.js';
 
 /*
  * A direct line between the harness and a container's command server, past the engine: three
@@ -56,7 +56,8 @@ export async function openLink(): Promise<ServerLink> {
     mkdirSync(dir);
     chmodSync(dir, 0o711);
     const [input, stdout, stderr] = ['in', 'out', 'err'].map((n) => path.join(dir, n));
-    await execa('mkfifo', ['-m', '0666', input!, stdout!, stderr!]);
+    const made = await runTool('mkfifo', ['-m', '0666', input!, stdout!, stderr!]);
+    if (made.code !== 0) throw new Error(`mkfifo failed: ${made.error ?? made.stderr.trim()}`);
     fds.push(openSync(stdout!, constants.O_RDONLY | constants.O_NONBLOCK));
     fds.push(openSync(stderr!, constants.O_RDONLY | constants.O_NONBLOCK));
     fds.push(openSync(input!, constants.O_RDWR | constants.O_NONBLOCK));
