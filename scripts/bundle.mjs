@@ -10,10 +10,36 @@ import { build } from 'esbuild';
 import { rm } from 'node:fs/promises';
 
 /**
- * Bundled: zod and the small packages every command loads (commander, picomatch, p-limit). The rest
- * (dockerode, execa, tar-stream…) is loaded from node_modules, and only by the commands that use it.
+ * Bundled: zod and the small packages every command loads (commander, picomatch, p-limit), and the
+ * Docker client (dockerode, docker-modem), whose own start is trimmed (LAZY). The rest (execa,
+ * tar-stream…) is loaded from node_modules, and only by the commands that use it.
  */
-const BUNDLED = /^(zod|commander|picomatch|p-limit|yocto-queue)(\/|$)/;
+const BUNDLED = /^(zod|commander|picomatch|p-limit|yocto-queue|dockerode|docker-modem)(\/|$)/;
+
+/**
+ * What the Docker client requires at its start but uses only for what redgreen never asks of it:
+ * BuildKit sessions and status (gRPC and protobuf, about 140 files, and .proto files read next to
+ * them), SSH hosts (ssh2), build contexts (tar-fs). Each becomes a stand-in that loads the real
+ * module from the installed dockerode's node_modules when first called or read: a Docker run
+ * starts without them. Keyed by the package file that requires it, then by what it requires; the
+ * real module is named as dockerode's main file (lib/docker.js) would require it.
+ */
+const LAZY = {
+  'dockerode/lib/docker.js': { './session': './session.js', './buildkit': './buildkit.js' },
+  'dockerode/lib/util.js': { 'tar-fs': 'tar-fs' },
+  'docker-modem/lib/modem.js': { './ssh': 'docker-modem/lib/ssh.js' },
+};
+
+/** A module that is the module `spec` once touched: called, constructed, or a property read. */
+const lazyModule = (spec) => `let real;
+const load = () => (real ??= require('node:module').createRequire(require.resolve('dockerode'))(${JSON.stringify(spec)}));
+module.exports = new Proxy(function () {}, {
+  apply: (_, self, args) => Reflect.apply(load(), self, args),
+  construct: (_, args) => Reflect.construct(load(), args),
+  get: (_, key) => load()[key],
+  has: (_, key) => key in load(),
+});
+`;
 
 await rm('dist/chunks', { recursive: true, force: true });
 await build({
@@ -44,6 +70,22 @@ await build({
           contents: "export { default as en } from 'zod/v4/locales/en.js';",
           resolveDir: process.cwd(),
         }));
+      },
+    },
+    {
+      name: 'docker-client-lazy',
+      setup(b) {
+        b.onResolve({ filter: /^(\.\/|tar-fs$)/ }, (a) => {
+          const importer = a.importer
+            .split(/[\\/]node_modules[\\/]/)
+            .at(-1)
+            ?.replaceAll('\\', '/');
+          const spec = LAZY[importer]?.[a.path];
+          return spec ? { path: spec, namespace: 'rg-lazy' } : undefined;
+        });
+        b.onLoad({ filter: /.*/, namespace: 'rg-lazy' }, (a) => ({ contents: lazyModule(a.path), loader: 'js' }));
+        // The stand-in's own requires (node:module): left to Node.
+        b.onResolve({ filter: /.*/, namespace: 'rg-lazy' }, (a) => ({ path: a.path, external: true }));
       },
     },
     {

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,4 +59,39 @@ test("the public API shares the CLI's chunks: a config file's registerRunner (th
   expect(api).toContain(registry[0]);
   expect(modulesLoadedBy(['validate', 'bug01_decimal_div'])).toContain(registry[0]);
   expect(modulesLoadedBy(['--version']).filter((f) => !f.startsWith('dist/chunks/'))).toEqual(['dist/cli.js']);
+});
+
+/** A preload that writes, at its process's exit, every CommonJS file loaded (the Docker client's packages are CommonJS). */
+const requiredLog = path.join(dir, 'required.mjs');
+writeFileSync(
+  requiredLog,
+  `import { createRequire } from 'node:module'; import { writeFileSync } from 'node:fs';
+const Module = createRequire(import.meta.url)('node:module');
+process.on('exit', () => writeFileSync(process.env.RG_REQUIRED_LOG, Object.keys(Module._cache).join('\\n')));`,
+);
+
+/** A redgreen command's stderr and the packages it required from node_modules. */
+function packagesRequiredBy(args: string[], env: Record<string, string>): { stderr: string; packages: Set<string> } {
+  const log = path.join(dir, `required-${Math.random().toString(36).slice(2)}.txt`);
+  const r = spawnSync(process.execPath, ['--import', requiredLog, path.join(REPO, 'dist/cli.js'), ...args], {
+    cwd: REPO,
+    encoding: 'utf8',
+    env: { ...process.env, ...env, RG_REQUIRED_LOG: log },
+  });
+  const files = readFileSync(log, 'utf8').split('\n');
+  const packages = new Set(files.flatMap((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f)?.[1] ?? []));
+  return { stderr: r.stderr, packages };
+}
+
+test('the Docker client starts without its BuildKit (gRPC, protobuf), SSH and build-context packages, and loads one when it is used', () => {
+  const unix = packagesRequiredBy(['selfcheck', '--backend', 'docker', 'bug02_off_by_one'], {
+    DOCKER_HOST: `unix://${path.join(dir, 'no-engine.sock')}`,
+  });
+  expect(unix.stderr).toContain('is not reachable');
+  // The client itself ran (docker-modem's own dependencies are there), without the others.
+  expect(unix.packages).toContain('debug');
+  for (const p of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'ssh2', 'tar-fs', 'uuid']) expect(unix.packages).not.toContain(p);
+  const ssh = packagesRequiredBy(['selfcheck', '--backend', 'docker', 'bug02_off_by_one'], { DOCKER_HOST: 'ssh://root@127.0.0.1:1' });
+  expect(ssh.stderr).toContain('is not reachable: connect ECONNREFUSED 127.0.0.1:1');
+  expect(ssh.packages).toContain('ssh2');
 });
