@@ -17,22 +17,28 @@ import { rm } from 'node:fs/promises';
 const BUNDLED = /^(zod|commander|picomatch|p-limit|yocto-queue|dockerode|docker-modem)(\/|$)/;
 
 /**
- * What the Docker client requires at its start but uses only for what redgreen never asks of it:
- * BuildKit sessions and status (gRPC and protobuf, about 140 files, and .proto files read next to
- * them), SSH hosts (ssh2), build contexts (tar-fs). Each becomes a stand-in that loads the real
- * module from the installed dockerode's node_modules when first called or read: a Docker run
- * starts without them. Keyed by the package file that requires it, then by what it requires; the
- * real module is named as dockerode's main file (lib/docker.js) would require it.
+ * What bundled packages require at their start but use only for what redgreen never asks of them:
+ * the Docker client's BuildKit sessions and status (gRPC and protobuf, about 140 files, and .proto
+ * files read next to them), SSH hosts (ssh2) and build contexts (tar-fs); commander's executable
+ * subcommands (child_process, which brings net, dgram and streams: every command would load it).
+ * Each becomes a stand-in that loads the real module when first called or read. Keyed by the
+ * package file that requires it, then by what it requires; a module of dockerode's is named as
+ * its main file (lib/docker.js) would require it, and loaded from the installed dockerode.
  */
 const LAZY = {
   'dockerode/lib/docker.js': { './session': './session.js', './buildkit': './buildkit.js' },
   'dockerode/lib/util.js': { 'tar-fs': 'tar-fs' },
   'docker-modem/lib/modem.js': { './ssh': 'docker-modem/lib/ssh.js' },
+  'commander/lib/command.js': { 'node:child_process': 'node:child_process' },
 };
 
 /** A module that is the module `spec` once touched: called, constructed, or a property read. */
 const lazyModule = (spec) => `let real;
-const load = () => (real ??= require('node:module').createRequire(require.resolve('dockerode'))(${JSON.stringify(spec)}));
+const load = () => (real ??= ${
+  spec.startsWith('node:')
+    ? `require(${JSON.stringify(spec)})`
+    : `require('node:module').createRequire(require.resolve('dockerode'))(${JSON.stringify(spec)})`
+});
 module.exports = new Proxy(function () {}, {
   apply: (_, self, args) => Reflect.apply(load(), self, args),
   construct: (_, args) => Reflect.construct(load(), args),
@@ -75,7 +81,7 @@ await build({
     {
       name: 'docker-client-lazy',
       setup(b) {
-        b.onResolve({ filter: /^(\.\/|tar-fs$)/ }, (a) => {
+        b.onResolve({ filter: /^(\.\/|tar-fs$|node:child_process$)/ }, (a) => {
           const importer = a.importer
             .split(/[\\/]node_modules[\\/]/)
             .at(-1)

@@ -2,7 +2,6 @@ import { lstat, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { writeOwner } from '../sandbox/host/owner-file.js';
-import { runTool } from '../sandbox/core/tool.js';
 import { copyTree, type TreeEntry } from '../sandbox/core/tree.js';
 import { applyExactly, type PatchedFile } from './exact.js';
 import { touchedPaths, type ParsedPatch } from './parse.js';
@@ -88,6 +87,8 @@ export class Staging {
 
   /** `git apply <options>` on the patch (stdin) in the copy: null when it succeeded, else git's reason. */
   private async git(patchText: string, options: string[]): Promise<string | null> {
+    // Loaded by the few patches git applies: child_process is heavy to load for `validate`.
+    const { runTool } = await import('../sandbox/core/tool.js');
     const r = await runTool('git', ['-c', 'core.autocrlf=false', 'apply', ...options, '-'], {
       cwd: this.dir,
       input: patchText,

@@ -67,11 +67,17 @@ writeFileSync(
   requiredLog,
   `import { createRequire } from 'node:module'; import { writeFileSync } from 'node:fs';
 const Module = createRequire(import.meta.url)('node:module');
-process.on('exit', () => writeFileSync(process.env.RG_REQUIRED_LOG, Object.keys(Module._cache).join('\\n')));`,
+process.on('exit', () => {
+  writeFileSync(process.env.RG_REQUIRED_LOG, Object.keys(Module._cache).join('\\n'));
+  writeFileSync(process.env.RG_REQUIRED_LOG + '.builtins', process.moduleLoadList.join('\\n'));
+});`,
 );
 
-/** A redgreen command's stderr and the packages it required from node_modules. */
-function packagesRequiredBy(args: string[], env: Record<string, string>): { stderr: string; packages: Set<string> } {
+/** A redgreen command's stderr, the packages it required from node_modules and the Node modules it loaded. */
+function packagesRequiredBy(
+  args: string[],
+  env: Record<string, string> = {},
+): { stderr: string; packages: Set<string>; builtins: Set<string> } {
   const log = path.join(dir, `required-${Math.random().toString(36).slice(2)}.txt`);
   const r = spawnSync(process.execPath, ['--import', requiredLog, path.join(REPO, 'dist/cli.js'), ...args], {
     cwd: REPO,
@@ -80,7 +86,12 @@ function packagesRequiredBy(args: string[], env: Record<string, string>): { stde
   });
   const files = readFileSync(log, 'utf8').split('\n');
   const packages = new Set(files.flatMap((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f)?.[1] ?? []));
-  return { stderr: r.stderr, packages };
+  const builtins = new Set(
+    readFileSync(`${log}.builtins`, 'utf8')
+      .split('\n')
+      .flatMap((m) => /^NativeModule (.+)$/.exec(m)?.[1] ?? []),
+  );
+  return { stderr: r.stderr, packages, builtins };
 }
 
 test('the Docker client starts without its BuildKit (gRPC, protobuf), SSH and build-context packages, and loads one when it is used', () => {
@@ -94,4 +105,10 @@ test('the Docker client starts without its BuildKit (gRPC, protobuf), SSH and bu
   const ssh = packagesRequiredBy(['selfcheck', '--backend', 'docker', 'bug02_off_by_one'], { DOCKER_HOST: 'ssh://root@127.0.0.1:1' });
   expect(ssh.stderr).toContain('is not reachable: connect ECONNREFUSED 127.0.0.1:1');
   expect(ssh.packages).toContain('ssh2');
+});
+
+test('validate loads neither child_process (commander’s is a stand-in) nor crypto (sha256 loads it when first called)', () => {
+  const { builtins } = packagesRequiredBy(['validate', 'bug01_decimal_div']);
+  expect(builtins).toContain('fs');
+  for (const m of ['child_process', 'crypto']) expect(builtins).not.toContain(m);
 });
