@@ -107,19 +107,164 @@ export interface TarFile {
   mode: number;
 }
 
-/** Runs `fill` to write entries into a new archive and returns it; on failure nothing is left pending. */
-export async function buildTar(fill: (pack: tar.Pack) => Promise<void>): Promise<Buffer> {
-  const pack = tar.pack();
-  const collected = tarBuffer(pack);
-  try {
-    await fill(pack);
-    pack.finalize();
-  } catch (e) {
-    pack.destroy(e as Error);
-    await collected.catch(() => undefined);
-    throw e;
+/** What an in-memory archive's entry says (TarWriter): tar-stream's header, for the types redgreen writes. */
+export interface MemoryTarHeader {
+  name: string;
+  type: 'file' | 'directory' | 'symlink';
+  mode: number;
+  linkname?: string;
+  uid?: number;
+  gid?: number;
+  uname?: string;
+  gname?: string;
+}
+
+const ZEROS = '0000000000000000000';
+const SEVENS = '7777777777777777777';
+const TYPEFLAG = { file: 0, symlink: 2, directory: 5, 'pax-header': 72 } as const;
+
+/** tar's octal field: `n` digits and a space (all sevens when it does not fit). */
+function octal(value: number, n: number): string {
+  const s = value.toString(8);
+  return s.length > n ? `${SEVENS.slice(0, n)} ` : `${ZEROS.slice(0, n - s.length)}${s} `;
+}
+
+/**
+ * One USTAR header block, as tar-stream encodes it, or null when the name (non-ASCII, or too long
+ * to split into a prefix and a name) or the link target does not fit: a pax record carries those.
+ */
+function ustarHeader(
+  h: Required<Pick<MemoryTarHeader, 'name' | 'mode' | 'uid' | 'gid'>> & {
+    type: keyof typeof TYPEFLAG;
+    size: number;
+    mtime: number;
+    linkname?: string | undefined;
+    uname?: string | undefined;
+    gname?: string | undefined;
+  },
+): Buffer | null {
+  // A folder's name goes without a trailing slash, as tar-stream writes it (its check for one never matches).
+  let name = h.name;
+  if (Buffer.byteLength(name) !== name.length) return null;
+  let prefix = '';
+  while (name.length > 100) {
+    const i = name.indexOf('/');
+    if (i === -1) return null;
+    prefix += prefix ? `/${name.slice(0, i)}` : name.slice(0, i);
+    name = name.slice(i + 1);
   }
-  return collected;
+  if (prefix.length > 155 || (h.linkname && Buffer.byteLength(h.linkname) > 100)) return null;
+  const block = Buffer.alloc(512);
+  block.write(name, 0);
+  block.write(octal(h.mode & 0o7777, 6), 100);
+  block.write(octal(h.uid, 6), 108);
+  block.write(octal(h.gid, 6), 116);
+  if (h.size.toString(8).length > 11) {
+    // Past 8 GiB: base-256, as tar-stream (and GNU tar) write it.
+    block[124] = 0x80;
+    for (let i = 11, n = h.size; i > 0; i--, n = Math.floor(n / 0x100)) block[124 + i] = n & 0xff;
+  } else block.write(octal(h.size, 11), 124);
+  block.write(octal(Math.floor(h.mtime / 1000), 11), 136);
+  block[156] = 48 + TYPEFLAG[h.type];
+  if (h.linkname) block.write(h.linkname, 157);
+  block.write('ustar\u000000', 257, 'latin1');
+  if (h.uname) block.write(h.uname, 265);
+  if (h.gname) block.write(h.gname, 297);
+  block.write(octal(0, 6), 329);
+  block.write(octal(0, 6), 337);
+  if (prefix) block.write(prefix, 345);
+  let sum = 8 * 32;
+  for (let i = 0; i < 148; i++) sum += block[i]!;
+  for (let i = 156; i < 512; i++) sum += block[i]!;
+  block.write(octal(sum, 6), 148);
+  return block;
+}
+
+/** A pax record: its own length first, in decimal, counting the digits themselves. */
+function paxRecord(key: string, value: string): string {
+  const body = ` ${key}=${value}\n`;
+  const len = Buffer.byteLength(body);
+  let digits = String(len).length;
+  if (len + digits >= 10 ** digits) digits++;
+  return `${len + digits}${body}`;
+}
+
+/**
+ * An archive built in memory, synchronously, byte for byte as tar-stream's pack writes it (USTAR
+ * headers, a pax header for a name or link that does not fit, blocks of 512, two empty blocks at
+ * the end), without its streams: for the small archives of a fixture's upload or a patch's files,
+ * where tar-stream's streams cost more than the bytes.
+ */
+export class TarWriter {
+  private readonly blocks: Buffer[] = [];
+
+  /** `mtime`: every entry's, in ms (tar keeps seconds). */
+  constructor(private readonly mtime = Date.now()) {}
+
+  add(header: MemoryTarHeader, body?: Buffer): void {
+    const size = header.type === 'file' ? (body?.length ?? 0) : 0;
+    // tar-stream's defaults: a mode of 0 is taken for none.
+    const mode = header.mode || (header.type === 'directory' ? 0o755 : 0o644);
+    const h = { ...header, mode, uid: header.uid ?? 0, gid: header.gid ?? 0, size, mtime: this.mtime };
+    const block = ustarHeader(h);
+    if (block) this.blocks.push(block);
+    else {
+      const pax = Buffer.from(paxRecord('path', h.name) + (h.linkname ? paxRecord('linkpath', h.linkname) : ''));
+      const named = { ...h, name: 'PaxHeader', linkname: h.linkname && 'PaxHeader' };
+      this.blocks.push(ustarHeader({ ...named, type: 'pax-header', size: pax.length })!, pax);
+      this.pad(pax.length);
+      this.blocks.push(ustarHeader(named)!);
+    }
+    if (size) {
+      this.blocks.push(body!);
+      this.pad(size);
+    }
+  }
+
+  /** The archive, its end included. */
+  finish(): Buffer {
+    this.blocks.push(Buffer.alloc(1024));
+    return Buffer.concat(this.blocks);
+  }
+
+  private pad(size: number): void {
+    if (size % 512) this.blocks.push(Buffer.alloc(512 - (size % 512)));
+  }
+}
+
+/** Tar's room for one entry of a tree: a header block and the body in blocks; a long or non-ASCII name adds a pax header. */
+function entryBytes(e: TreeEntry): number {
+  const pax = e.rel.length > 90 || /[^\x20-\x7e]/.test(e.rel) ? 1024 : 0;
+  return 512 + pax + (e.kind === 'file' ? Math.ceil(e.size / 512) * 512 : 0);
+}
+
+/**
+ * `packTree`, in memory: a tree whose archive is at most `smallBytes` is read with synchronous
+ * calls and packed by TarWriter, at a fraction of the CPU of streams (a fixture's tree is most
+ * often this small, and this is harness CPU paid per sandbox); null for a bigger one, which is
+ * streamed (packTree), so the event loop keeps running between its files.
+ */
+export function packSmallTree(
+  root: string,
+  entries: readonly TreeEntry[],
+  smallBytes: number,
+  o: PackOptions = {},
+): { archive: Buffer; stats: UploadStats } | null {
+  if (entries.reduce((n, e) => n + entryBytes(e), 1024) > smallBytes) return null;
+  const tar = new TarWriter();
+  const stats: UploadStats = { files: 0, bytes: 0 };
+  for (const e of entries) {
+    const name = o.prefix ? `${o.prefix}/${e.rel}` : e.rel;
+    if (e.kind === 'dir') tar.add({ name, type: 'directory', mode: e.mode, ...o.owner });
+    else if (e.kind === 'symlink') tar.add({ name, type: 'symlink', linkname: e.target, mode: 0o777, ...o.owner });
+    else {
+      const body = fileBytes(root, e.rel, o.contents);
+      tar.add({ name, type: 'file', mode: e.mode, ...o.owner }, body);
+      stats.bytes += body.length;
+    }
+    if (e.kind !== 'dir') stats.files++;
+  }
+  return { archive: tar.finish(), stats };
 }
 
 /**
@@ -127,14 +272,10 @@ export async function buildTar(fill: (pack: tar.Pack) => Promise<void>): Promise
  * create missing parents as root, and listing them makes them the archive owner's. List only
  * missing ones, since extracting a folder entry resets an existing folder's mode.
  */
-export function packFiles(files: readonly TarFile[], o: { owner?: TarOwner; dirs?: readonly string[] } = {}): Promise<Buffer> {
-  return buildTar(async (pack) => {
-    for (const d of o.dirs ?? []) await tarEntry(pack, { name: d, type: 'directory', mode: 0o755, ...o.owner });
-    for (const f of files)
-      await tarEntry(
-        pack,
-        { name: f.name, type: 'file', mode: f.mode, ...o.owner },
-        typeof f.content === 'string' ? Buffer.from(f.content) : f.content,
-      );
-  });
+export async function packFiles(files: readonly TarFile[], o: { owner?: TarOwner; dirs?: readonly string[] } = {}): Promise<Buffer> {
+  const tar = new TarWriter();
+  for (const d of o.dirs ?? []) tar.add({ name: d, type: 'directory', mode: 0o755, ...o.owner });
+  for (const f of files)
+    tar.add({ name: f.name, type: 'file', mode: f.mode, ...o.owner }, typeof f.content === 'string' ? Buffer.from(f.content) : f.content);
+  return tar.finish();
 }

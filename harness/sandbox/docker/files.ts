@@ -9,7 +9,7 @@ import { engineFailure, statusOf } from './client.js';
 import { SCRATCH_DIR, WORKDIR } from './config.js';
 import { checkPaths, EXTRACT_ARGV, fsError, insideRoots, pathsArgv, readKinds, type InsidePath, type PathCheck } from './paths.js';
 import type { CommandInput } from '../core/command-server.js';
-import { packFiles, packTree, streamEntry } from '../core/tar.js';
+import { packFiles, packSmallTree, packTree, streamEntry } from '../core/tar.js';
 import { uploadEntries } from '../core/tree.js';
 import type { ExecResult, FileToWrite, OutputStream, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -45,9 +45,25 @@ export async function resolvePaths(ctx: FilesContext, paths: readonly string[]):
   return targets.map((target, i) => ({ target, ...checks[i]! }));
 }
 
+/** Up to this size a tree's archive is made in memory at once (packSmallTree), else streamed. */
+const SMALL_ARCHIVE_BYTES = 1024 * 1024;
+
 export async function uploadTree(ctx: FilesContext, hostDir: string, options: UploadOptions): Promise<UploadStats> {
   const { entries, contents } = await uploadEntries(hostDir, options);
-  const { pack, done } = packTree(hostDir, entries, { ...(ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER }), contents });
+  const how = { ...(ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER }), contents };
+  const small = packSmallTree(hostDir, entries, SMALL_ARCHIVE_BYTES, how);
+  if (small) {
+    try {
+      if (ctx.server) {
+        const r = await ctx.run(EXTRACT_ARGV, { input: small.archive });
+        if (r.exitCode !== 0) throw failed(`upload ${hostDir}`, r);
+      } else await ctx.container.putArchive(small.archive, { path: WORKDIR });
+      return small.stats;
+    } catch (e) {
+      throw engineFailure(`upload ${hostDir}`, e, ctx.docker);
+    }
+  }
+  const { pack, done } = packTree(hostDir, entries, how);
   try {
     if (ctx.server) {
       const r = await ctx.run(EXTRACT_ARGV, { input: pack as unknown as AsyncIterable<Buffer> });
