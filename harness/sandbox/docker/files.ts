@@ -51,30 +51,22 @@ const SMALL_ARCHIVE_BYTES = 1024 * 1024;
 export async function uploadTree(ctx: FilesContext, hostDir: string, options: UploadOptions): Promise<UploadStats> {
   const { entries, contents } = await uploadEntries(hostDir, options);
   const how = { ...(ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER }), contents };
+  // A small tree's archive is made at once; a bigger one is streamed as its files are read.
   const small = packSmallTree(hostDir, entries, SMALL_ARCHIVE_BYTES, how);
-  if (small) {
-    try {
-      if (ctx.server) {
-        const r = await ctx.run(EXTRACT_ARGV, { input: small.archive });
-        if (r.exitCode !== 0) throw failed(`upload ${hostDir}`, r);
-      } else await ctx.container.putArchive(small.archive, { path: WORKDIR });
-      return small.stats;
-    } catch (e) {
-      throw engineFailure(`upload ${hostDir}`, e, ctx.docker);
-    }
-  }
-  const { pack, done } = packTree(hostDir, entries, how);
+  const streamed = small ? null : packTree(hostDir, entries, how);
+  const done = small ? Promise.resolve(small.stats) : streamed!.done;
   try {
     if (ctx.server) {
-      const r = await ctx.run(EXTRACT_ARGV, { input: pack as unknown as AsyncIterable<Buffer> });
+      const r = await ctx.run(EXTRACT_ARGV, { input: small?.archive ?? (streamed!.pack as unknown as AsyncIterable<Buffer>) });
       if (r.exitCode !== 0) throw failed(`upload ${hostDir}`, r);
       return await done;
     }
-    const [stats] = await Promise.all([done, ctx.container.putArchive(pack as unknown as NodeJS.ReadableStream, { path: WORKDIR })]);
+    const archive = small?.archive ?? (streamed!.pack as unknown as NodeJS.ReadableStream);
+    const [stats] = await Promise.all([done, ctx.container.putArchive(archive, { path: WORKDIR })]);
     return stats;
   } catch (e) {
-    // If the engine or the server failed first, the archive must stop reading files (and release them).
-    pack.destroy();
+    // If the engine or the server failed first, a streamed archive must stop reading files (and release them).
+    streamed?.pack.destroy();
     throw engineFailure(`upload ${hostDir}`, e, ctx.docker);
   }
 }

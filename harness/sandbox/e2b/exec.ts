@@ -5,7 +5,7 @@ import { EXEC_MARKER_VAR } from '../core/kill-script.js';
 import { CappedOutput } from '../core/output.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../core/output.js';
 import type { ExecOptions, ExecResult } from '../core/types.js';
-import { onAbort } from '../core/capture.js';
+import { stopper } from '../core/capture.js';
 import type { Envd, ProcessEnd, RemoteProcess } from './wire/envd.js';
 
 /** After a confirmed kill, the end of the stream is due at once; this long without it, the sandbox is given up. */
@@ -94,10 +94,10 @@ export async function remoteExec(
   const onStderr = (chunk: Buffer) => keep('stderr', chunk);
   const marker = randomUUID();
   const local = new AbortController();
-  // Set from timer and signal callbacks, read after the awaits (a holder, so it is not narrowed away).
-  const why: { stop: 'timeout' | 'abort' | null } = { stop: o.signal?.aborted ? 'abort' : null };
+  /** What stopped the command: the run's abort before it started, else its stopper's state (core/capture.ts). */
+  let stoppedBy = { timedOut: false, aborted: Boolean(o.signal?.aborted) };
   let end: End;
-  if (why.stop) {
+  if (stoppedBy.aborted) {
     end = { exitCode: 128 + osc.signals.SIGKILL };
   } else {
     let settle!: () => void;
@@ -121,21 +121,16 @@ export async function remoteExec(
       (e: unknown) => ({ error: e }),
     );
     deps.track(local, ended);
-    const requestStop = (reason: 'timeout' | 'abort') => {
-      if (why.stop) return;
-      why.stop = reason;
-      settle();
-    };
-    const timer = o.timeoutMs ? setTimeout(() => requestStop('timeout'), o.timeoutMs) : undefined;
-    // An abort while the command was starting (before this) is called soon too.
-    const forget = o.signal ? onAbort(o.signal, () => requestStop('abort')) : undefined;
+    // An abort while the command was starting (before this) stops it soon too.
+    const stop = stopper(o, settle);
+    stoppedBy = stop.state;
     try {
       const first = await Promise.race([ended, stopped]);
       if (first === 'stopped') {
         const confirmed = await deps.killMarked(marker);
         const after = confirmed ? await withDeadline(ended, KILL_GRACE_MS) : undefined;
         if (!after) {
-          await deps.abandon(`the ${why.stop} kill of a command could not be confirmed`);
+          await deps.abandon(`the ${stop.state.timedOut ? 'timeout' : 'abort'} kill of a command could not be confirmed`);
           local.abort();
         }
         end = after && 'exitCode' in after ? after : { exitCode: 128 + osc.signals.SIGKILL };
@@ -143,8 +138,7 @@ export async function remoteExec(
         end = first;
       }
     } finally {
-      clearTimeout(timer);
-      forget?.();
+      stop.dispose();
     }
     if ('error' in end) {
       // The stream broke (cut, sandbox gone) while the command may still run: stop it, then fail.
@@ -165,8 +159,8 @@ export async function remoteExec(
     stderr: stderrInfo.text,
     stdoutInfo,
     stderrInfo,
-    timedOut: why.stop === 'timeout',
-    aborted: why.stop === 'abort',
+    timedOut: stoppedBy.timedOut,
+    aborted: stoppedBy.aborted,
     truncated: stdoutInfo.truncated || stderrInfo.truncated,
     durationMs: Math.round(performance.now() - started),
   };

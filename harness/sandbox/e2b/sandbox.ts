@@ -9,8 +9,7 @@ import { remoteExec } from './exec.js';
 import { HelperCalls } from './calls.js';
 import type { Step } from './prelude.js';
 import { HELPER_NO_SUCH_FILE, ROOT_IN_HOME } from './script.js';
-import { packTree } from './pack.js';
-import { packFiles } from '../core/tar.js';
+import { packFiles, packSmallTree, packTreeBuffer } from '../core/tar.js';
 import { uploadEntries } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 import type { Envd } from './wire/envd.js';
@@ -172,7 +171,9 @@ export class E2BSandbox implements Sandbox {
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
     const { entries, contents } = await uploadEntries(hostDir, options);
-    const { archive, stats } = await packTree(hostDir, entries, 'workspace', INLINE_ARCHIVE_BYTES, contents);
+    const how = { prefix: 'workspace', contents };
+    // Packed from buffers when small (most fixtures), else streamed into memory.
+    const { archive, stats } = packSmallTree(hostDir, entries, INLINE_ARCHIVE_BYTES, how) ?? (await packTreeBuffer(hostDir, entries, how));
     await this.put(archive);
     return stats;
   }
