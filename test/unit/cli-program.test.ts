@@ -11,7 +11,23 @@ describe('the CLI sets up the command its command line names', () => {
     const [report] = commands('report', 'merge', 'run-a');
     expect(report!.name()).toBe('report');
     expect(report!.commands.map((c) => c.name())).toEqual(['merge']);
-    expect(commands('selfcheck')[0]!.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--backend', '--reporter', '--write']));
+    expect(commands('selfcheck')[0]!.options.map((o) => o.long)).toEqual(
+      expect.arrayContaining(['--backend', '--pool', '--template', '--reporter', '--write']),
+    );
+  });
+
+  test('each command set up alone has the options and subcommands it has among all of them', () => {
+    for (const cmd of commands()) {
+      const [alone] = commands(cmd.name());
+      expect(
+        alone!.options.map((o) => o.flags),
+        cmd.name(),
+      ).toEqual(cmd.options.map((o) => o.flags));
+      expect(
+        alone!.commands.map((c) => c.name()),
+        cmd.name(),
+      ).toEqual(cmd.commands.map((c) => c.name()));
+    }
   });
 
   test('every command for --help, no command, help <command> or a name it does not know', () => {
