@@ -30,7 +30,7 @@ export type TarHeader = Parameters<tar.Pack['entry']>[0];
 const SMALL_FILE = 1024 * 1024;
 
 /** Adds one entry whose body is in memory. */
-export function tarEntry(pack: tar.Pack, header: TarHeader, body: Buffer | string = ''): Promise<void> {
+function tarEntry(pack: tar.Pack, header: TarHeader, body: Buffer | string = ''): Promise<void> {
   return new Promise((resolve, reject) => {
     pack.entry(header, body, (err) => (err ? reject(err) : resolve()));
   });
@@ -55,48 +55,44 @@ export async function streamEntry(pack: tar.Pack, header: TarHeader, body: Async
  * to send; `done` settles with the counts once every entry is in it, or with the first read error
  * (the archive is then destroyed with it).
  */
-export function packTree(root: string, entries: readonly TreeEntry[], o: PackOptions = {}): { pack: tar.Pack; done: Promise<UploadStats> } {
+function packTree(root: string, entries: readonly TreeEntry[], o: PackOptions = {}): { pack: tar.Pack; done: Promise<UploadStats> } {
   const pack = tar.pack();
-  const named = (rel: string) => ({ name: o.prefix ? `${o.prefix}/${rel}` : rel, ...o.owner });
   const done = (async () => {
-    let files = 0;
-    let bytes = 0;
+    const stats: UploadStats = { files: 0, bytes: 0 };
     for (const e of entries) {
-      if (e.kind === 'dir') await tarEntry(pack, { ...named(e.rel), type: 'directory', mode: e.mode });
-      else if (e.kind === 'symlink') {
-        await tarEntry(pack, { ...named(e.rel), type: 'symlink', linkname: e.target, mode: 0o777 });
-        files++;
-      } else {
-        const header = { ...named(e.rel), type: 'file' as const, mode: e.mode, size: e.size };
-        if (e.size <= SMALL_FILE) await tarEntry(pack, header, fileBytes(root, e.rel, o.contents));
-        else await streamEntry(pack, header, createReadStream(path.join(root, e.rel)));
-        files++;
-        bytes += e.size;
-      }
+      const header = headerOf(e, o);
+      if (e.kind !== 'file') await tarEntry(pack, header);
+      else if (e.size <= SMALL_FILE) await tarEntry(pack, { ...header, size: e.size }, fileBytes(root, e.rel, o.contents));
+      else await streamEntry(pack, { ...header, size: e.size }, createReadStream(path.join(root, e.rel)));
+      count(stats, e, e.kind === 'file' ? e.size : 0);
     }
     pack.finalize();
-    return { files, bytes };
+    return stats;
   })();
   done.catch((err: unknown) => pack.destroy(err as Error));
   return { pack, done };
 }
 
+/** An entry's header in an archive of a tree: its name under the prefix, its type, mode and owner. */
+function headerOf(e: TreeEntry, o: PackOptions): MemoryTarHeader {
+  const name = o.prefix ? `${o.prefix}/${e.rel}` : e.rel;
+  if (e.kind === 'dir') return { name, type: 'directory', mode: e.mode, ...o.owner };
+  if (e.kind === 'symlink') return { name, type: 'symlink', linkname: e.target, mode: 0o777, ...o.owner };
+  return { name, type: 'file', mode: e.mode, ...o.owner };
+}
+
+/** What an upload reports: files and symlinks, and the files' bytes. */
+function count(stats: UploadStats, e: TreeEntry, bytes: number): void {
+  if (e.kind === 'dir') return;
+  stats.files++;
+  stats.bytes += bytes;
+}
+
 /** The whole archive in memory, for transports that send one body. Rejects with the packing error. */
-export async function tarBuffer(pack: tar.Pack): Promise<Buffer> {
+async function tarBuffer(pack: tar.Pack): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of pack) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** `packTree`, collected in memory. */
-export async function packTreeBuffer(
-  root: string,
-  entries: readonly TreeEntry[],
-  o: PackOptions = {},
-): Promise<{ archive: Buffer; stats: UploadStats }> {
-  const { pack, done } = packTree(root, entries, o);
-  const [archive, stats] = await Promise.all([tarBuffer(pack), done]);
-  return { archive, stats };
 }
 
 /** A file for an archive of in-memory files. */
@@ -239,32 +235,36 @@ function entryBytes(e: TreeEntry): number {
 }
 
 /**
- * `packTree`, in memory: a tree whose archive is at most `smallBytes` is read with synchronous
- * calls and packed by TarWriter, at a fraction of the CPU of streams (a fixture's tree is most
- * often this small, and this is harness CPU paid per sandbox); null for a bigger one, which is
- * streamed (packTree), so the event loop keeps running between its files.
+ * A tree's archive for an upload: made at once in memory by TarWriter when it is at most
+ * `smallBytes`, read with synchronous calls at a fraction of the CPU of streams (a fixture's tree
+ * is most often this small, and this is harness CPU paid per sandbox); else packTree's stream, so
+ * the event loop keeps running between its files. `stop` releases a streamed archive's files when
+ * the upload failed before reading it all.
  */
-export function packSmallTree(
+export function packUpload(
   root: string,
   entries: readonly TreeEntry[],
   smallBytes: number,
   o: PackOptions = {},
-): { archive: Buffer; stats: UploadStats } | null {
-  if (entries.reduce((n, e) => n + entryBytes(e), 1024) > smallBytes) return null;
-  const tar = new TarWriter();
+): { archive: Buffer | tar.Pack; done: Promise<UploadStats>; stop: () => void } {
+  if (entries.reduce((n, e) => n + entryBytes(e), 1024) > smallBytes) {
+    const { pack, done } = packTree(root, entries, o);
+    return { archive: pack, done, stop: () => pack.destroy() };
+  }
+  const writer = new TarWriter();
   const stats: UploadStats = { files: 0, bytes: 0 };
   for (const e of entries) {
-    const name = o.prefix ? `${o.prefix}/${e.rel}` : e.rel;
-    if (e.kind === 'dir') tar.add({ name, type: 'directory', mode: e.mode, ...o.owner });
-    else if (e.kind === 'symlink') tar.add({ name, type: 'symlink', linkname: e.target, mode: 0o777, ...o.owner });
-    else {
-      const body = fileBytes(root, e.rel, o.contents);
-      tar.add({ name, type: 'file', mode: e.mode, ...o.owner }, body);
-      stats.bytes += body.length;
-    }
-    if (e.kind !== 'dir') stats.files++;
+    const body = e.kind === 'file' ? fileBytes(root, e.rel, o.contents) : undefined;
+    writer.add(headerOf(e, o), body);
+    count(stats, e, body?.length ?? 0);
   }
-  return { archive: tar.finish(), stats };
+  return { archive: writer.finish(), done: Promise.resolve(stats), stop: () => undefined };
+}
+
+/** packUpload's archive as one buffer, for transports that send one body. */
+export async function uploadBuffer(u: ReturnType<typeof packUpload>): Promise<{ archive: Buffer; stats: UploadStats }> {
+  const [archive, stats] = await Promise.all([Buffer.isBuffer(u.archive) ? u.archive : tarBuffer(u.archive), u.done]);
+  return { archive, stats };
 }
 
 /**

@@ -9,7 +9,7 @@ import { engineFailure, statusOf } from './client.js';
 import { SCRATCH_DIR, WORKDIR } from './config.js';
 import { checkPaths, EXTRACT_ARGV, fsError, insideRoots, pathsArgv, readKinds, type InsidePath, type PathCheck } from './paths.js';
 import type { CommandInput } from '../core/command-server.js';
-import { packFiles, packSmallTree, packTree, streamEntry } from '../core/tar.js';
+import { packFiles, packUpload, streamEntry } from '../core/tar.js';
 import { uploadEntries } from '../core/tree.js';
 import type { ExecResult, FileToWrite, OutputStream, UploadOptions, UploadStats } from '../core/types.js';
 
@@ -45,28 +45,25 @@ export async function resolvePaths(ctx: FilesContext, paths: readonly string[]):
   return targets.map((target, i) => ({ target, ...checks[i]! }));
 }
 
-/** Up to this size a tree's archive is made in memory at once (packSmallTree), else streamed. */
+/** Up to this size a tree's archive is made in memory at once (packUpload), else streamed. */
 const SMALL_ARCHIVE_BYTES = 1024 * 1024;
 
 export async function uploadTree(ctx: FilesContext, hostDir: string, options: UploadOptions): Promise<UploadStats> {
   const { entries, contents } = await uploadEntries(hostDir, options);
   const how = { ...(ctx.server ? { prefix: fromRoot(WORKDIR) } : { owner: OWNER }), contents };
-  // A small tree's archive is made at once; a bigger one is streamed as its files are read.
-  const small = packSmallTree(hostDir, entries, SMALL_ARCHIVE_BYTES, how);
-  const streamed = small ? null : packTree(hostDir, entries, how);
-  const done = small ? Promise.resolve(small.stats) : streamed!.done;
+  const { archive, done, stop } = packUpload(hostDir, entries, SMALL_ARCHIVE_BYTES, how);
   try {
     if (ctx.server) {
-      const r = await ctx.run(EXTRACT_ARGV, { input: small?.archive ?? (streamed!.pack as unknown as AsyncIterable<Buffer>) });
+      const r = await ctx.run(EXTRACT_ARGV, { input: Buffer.isBuffer(archive) ? archive : (archive as unknown as AsyncIterable<Buffer>) });
       if (r.exitCode !== 0) throw failed(`upload ${hostDir}`, r);
       return await done;
     }
-    const archive = small?.archive ?? (streamed!.pack as unknown as NodeJS.ReadableStream);
-    const [stats] = await Promise.all([done, ctx.container.putArchive(archive, { path: WORKDIR })]);
+    const body = Buffer.isBuffer(archive) ? archive : (archive as unknown as NodeJS.ReadableStream);
+    const [stats] = await Promise.all([done, ctx.container.putArchive(body, { path: WORKDIR })]);
     return stats;
   } catch (e) {
     // If the engine or the server failed first, a streamed archive must stop reading files (and release them).
-    streamed?.pack.destroy();
+    stop();
     throw engineFailure(`upload ${hostDir}`, e, ctx.docker);
   }
 }

@@ -9,7 +9,7 @@ import { remoteExec } from './exec.js';
 import { HelperCalls } from './calls.js';
 import type { Step } from './prelude.js';
 import { HELPER_NO_SUCH_FILE, ROOT_IN_HOME } from './script.js';
-import { packFiles, packSmallTree, packTreeBuffer } from '../core/tar.js';
+import { packFiles, packUpload, uploadBuffer } from '../core/tar.js';
 import { uploadEntries } from '../core/tree.js';
 import type { ExecOptions, ExecResult, FileToWrite, Sandbox, UploadOptions, UploadStats } from '../core/types.js';
 import type { Envd } from './wire/envd.js';
@@ -171,9 +171,7 @@ export class E2BSandbox implements Sandbox {
   async uploadDir(hostDir: string, options: UploadOptions = {}): Promise<UploadStats> {
     this.assertUsable();
     const { entries, contents } = await uploadEntries(hostDir, options);
-    const how = { prefix: 'workspace', contents };
-    // Packed from buffers when small (most fixtures), else streamed into memory.
-    const { archive, stats } = packSmallTree(hostDir, entries, INLINE_ARCHIVE_BYTES, how) ?? (await packTreeBuffer(hostDir, entries, how));
+    const { archive, stats } = await uploadBuffer(packUpload(hostDir, entries, INLINE_ARCHIVE_BYTES, { prefix: 'workspace', contents }));
     await this.put(archive);
     return stats;
   }
