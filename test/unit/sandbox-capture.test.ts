@@ -71,4 +71,17 @@ describe('CappedOutput', () => {
       }
     }
   });
+
+  test('an empty stream (no chunk, or empty ones) is the empty text, valid UTF-8, and a capture of its own', () => {
+    const none = new CappedOutput(64).finish();
+    const empties = new CappedOutput(64);
+    empties.push(Buffer.alloc(0));
+    const other = empties.finish();
+    for (const got of [none, other]) {
+      expect(got).toEqual({ text: '', bytes: 0, sha256: createHash('sha256').digest('hex'), truncated: false, utf8: true });
+    }
+    none.text = 'changed';
+    expect(other.text).toBe('');
+    expect(new CappedOutput(64).finish().text).toBe('');
+  });
 });

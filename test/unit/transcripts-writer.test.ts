@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from 'vitest';
 import type { FixtureResult } from '../../harness/pipeline/result.js';
+import { LineSchema } from '../../harness/transcripts/line-schema.js';
 import { runJsonInterval, TRANSCRIPT_WRITE_DELAY_MS, TranscriptWriter } from '../../harness/transcripts/writer.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 
@@ -38,6 +39,15 @@ test("a fixture's lines of a moment go out together, soon after; its result is o
   await w.close('completed');
   await nextTurn();
   expect(lines()).toHaveLength(4);
+  // Each line is the run's clock, the wall clock, then the event's own fields as they were.
+  for (const l of lines() as Record<string, unknown>[]) {
+    expect(Object.keys(l).slice(0, 3)).toEqual(['t', 'ts', 'type']);
+    // (the result here is a partial one: the schema checks the events)
+    if (l.type !== 'result') expect(LineSchema.safeParse(l).success, JSON.stringify(l)).toBe(true);
+    expect(new Date(l.ts as string).toISOString()).toBe(l.ts);
+  }
+  const { t: _t, ts: _ts, ...end } = lines()[1] as Record<string, unknown>;
+  expect(end).toEqual({ type: 'phase', phase: 'red', status: 'end', durationMs: 1 });
 });
 
 test('run.json is rewritten at most once a second, and a big run less often: its writes grow with the run, not its square', () => {

@@ -3,6 +3,15 @@ import { createHash, type Hash } from 'node:crypto';
 import { sha256 } from './sha256.js';
 import type { StreamCapture } from './types.js';
 
+/** What an empty stream captures: most of the harness's own commands print nothing. */
+const EMPTY: StreamCapture = Object.freeze({
+  text: '',
+  bytes: 0,
+  sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  truncated: false,
+  utf8: true,
+});
+
 /** Bytes kept per stream unless a command asks otherwise. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
@@ -51,6 +60,7 @@ export class CappedOutput {
   }
 
   finish(): StreamCapture {
+    if (this.total === 0) return { ...EMPTY };
     const kept = this.headBytes + Math.min(this.tailBytes, this.tailCap);
     const truncated = this.total > kept;
     const head = Buffer.concat(this.head);
