@@ -147,4 +147,51 @@ describe('warm pool start', () => {
     expect(failing.p.available).toBe(0);
     await failing.p.drain();
   });
+
+  it('with maxMaking, makes at most that many at once, the next as one ends, until it is full; settled() waits for them all', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const gates: (() => void)[] = [];
+    const made: number[] = [];
+    const discarded: number[] = [];
+    let n = 0;
+    const p = new WarmPool<number>({
+      size: 5,
+      maxMaking: 2,
+      make: async () => {
+        most = Math.max(most, ++inFlight);
+        await new Promise<void>((r) => gates.push(r));
+        inFlight--;
+        made.push(++n);
+        return n;
+      },
+      discard: async (i) => void discarded.push(i),
+    });
+    void p.fill();
+    expect(gates).toHaveLength(2);
+    const first = p.firstReady();
+    gates.shift()!();
+    await first;
+    // The first one is ready as soon as it is made; the third started when it ended.
+    expect(p.available).toBe(1);
+    expect(gates).toHaveLength(2);
+    const full = p.settled();
+    for (let i = 0; i < 4; i++) {
+      while (!gates.length) await new Promise((r) => setImmediate(r));
+      gates.shift()!();
+    }
+    await full;
+    expect(made).toEqual([1, 2, 3, 4, 5]);
+    expect(p.available).toBe(5);
+    expect(most).toBe(2);
+    // Draining while capped creations wait: none more starts, what arrives is discarded.
+    expect([p.take(), p.take()]).toEqual([1, 2]);
+    expect(gates).toHaveLength(2);
+    const drained = p.drain();
+    gates.splice(0).forEach((g) => g());
+    await drained;
+    expect(discarded.sort()).toEqual([3, 4, 5, 6, 7]);
+    expect(gates).toHaveLength(0);
+    expect(most).toBe(2);
+  });
 });

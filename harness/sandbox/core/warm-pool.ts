@@ -23,6 +23,12 @@ export interface WarmPoolOptions<T> {
   maxFailures?: number;
   /** Handed-out items come back or are lost (see above). */
   returns?: boolean;
+  /**
+   * Creations at once (default: every one missing). Where a creation is CPU-bound on this machine
+   * (a container start), more of them than its cores only delay the first ones: the first fixture
+   * waits for its sandbox while the others are being made. The rest start as these end.
+   */
+  maxMaking?: number;
 }
 
 interface Ready<T> {
@@ -37,6 +43,8 @@ export class WarmPool<T> {
   private readonly waiters: ((item: T | undefined) => void)[] = [];
   private draining = false;
   private failures = 0;
+  /** Creations under way (pending also holds items on their way back). */
+  private making = 0;
   /** With `returns`: handed out and neither back nor lost yet. */
   private readonly lent = new Set<T>();
   /** Items handed out. */
@@ -51,8 +59,10 @@ export class WarmPool<T> {
     while (
       !this.draining &&
       this.failures < (this.o.maxFailures ?? Infinity) &&
+      this.making < (this.o.maxMaking ?? Infinity) &&
       this.ready.length + this.pending.size + this.lent.size - this.waiters.length < this.o.size
     ) {
+      this.making++;
       const p: Promise<void> = this.o
         .make()
         .then(
@@ -67,7 +77,12 @@ export class WarmPool<T> {
           },
         )
         .then(() => undefined)
-        .finally(() => this.pending.delete(p));
+        .finally(() => {
+          this.pending.delete(p);
+          this.making--;
+          // Capped: the next creation starts as this one ends.
+          if (this.o.maxMaking !== undefined) void this.fill();
+        });
       this.pending.add(p);
     }
     return this.settled();
@@ -151,9 +166,10 @@ export class WarmPool<T> {
     while (!this.ready.length && this.pending.size) await Promise.race([...this.pending]);
   }
 
-  /** Resolves when the creations started so far have finished (succeeded or not). */
+  /** Resolves when the creations started so far have finished (succeeded or not), and, capped, those they started. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.pending]);
+    do await Promise.allSettled([...this.pending]);
+    while (this.o.maxMaking !== undefined && this.making);
   }
 
   /** No more creations; every ready item and every one still on its way is discarded, and waiters get undefined. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import type Docker from 'dockerode';
 import { RedgreenError } from '../../errors.js';
 import { hostCaBundles, makeCaVolume, type CaBundles } from './ca.js';
@@ -9,6 +10,7 @@ import { collectGarbage, type GcReport } from './gc.js';
 import { DEFAULT_IMAGE, ensureImage, type ImageInfo } from './image.js';
 import { LABEL, ownerLabels, type Role } from './labels.js';
 import { findLayer, layerBytes, layerNoted, overlayOnLayer } from './layers.js';
+import { linkable } from './link.js';
 import type { LayeredContainer } from './layer-start.js';
 import { resolveSetupNetwork } from './network.js';
 import { resetContainer } from './reset.js';
@@ -257,6 +259,8 @@ export class DockerBackend implements SandboxBackend {
         discard: (p) => this.discard(p),
         maxFailures: 3,
         returns: true,
+        // An engine on this machine starts containers with its cores: as many at once as it has.
+        ...(linkable(this.docker) ? { maxMaking: availableParallelism() } : {}),
       });
       this.pools.set(image, pool);
     }
