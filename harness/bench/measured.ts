@@ -31,8 +31,10 @@ export async function machineBusyMs(): Promise<number | null> {
 }
 
 export interface HarnessMeasured extends Measured {
-  /** The harness process's own CPU (its children, the commands it ran, excluded). */
+  /** The harness process's own CPU (its children, the commands it ran, excluded): user + system. */
   selfCpuMs: number;
+  /** Of selfCpuMs, the kernel's part: its system calls (a file system's own costs show here). */
+  selfSystemMs: number;
   maxRssMb: number;
 }
 
@@ -92,7 +94,7 @@ export async function measureScript(
       );
     });
     const u = JSON.parse(text) as OwnUsage;
-    return { ...m, selfCpuMs: u.userMs + u.systemMs, maxRssMb: u.maxRssKb / 1024 };
+    return { ...m, selfCpuMs: u.userMs + u.systemMs, selfSystemMs: u.systemMs, maxRssMb: u.maxRssKb / 1024 };
   } finally {
     await rm(usage, { force: true });
   }

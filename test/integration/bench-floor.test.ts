@@ -22,6 +22,9 @@ describe.skipIf(process.platform !== 'linux')('the bench’s minimal Node.js har
     const m = await bench.floorTrivial(set, 2);
     expect(m.exitCode).toBe(0);
     expect(m.selfCpuMs).toBeGreaterThan(0);
+    // The kernel's part of it: a process that spawned commands and copied files made system calls.
+    expect(m.selfSystemMs).toBeGreaterThan(0);
+    expect(m.selfSystemMs).toBeLessThanOrEqual(m.selfCpuMs);
     // Its commands (sh, git apply) are its children: counted in the tree's CPU, not its own.
     expect(m.treeCpuMs).toBeGreaterThan(m.selfCpuMs);
   });
