@@ -194,4 +194,26 @@ describe('warm pool start', () => {
     expect(gates).toHaveLength(0);
     expect(most).toBe(2);
   });
+
+  it('with maxMaking, a creation that fails starts no other: a broken engine is not retried in a loop', async () => {
+    let tries = 0;
+    const p = new WarmPool<number>({
+      size: 4,
+      maxMaking: 2,
+      make: async () => {
+        tries++;
+        // Failing a turn later, as an engine does: a retry loop would still let the test time out.
+        await new Promise((r) => setImmediate(r));
+        throw new Error('no engine');
+      },
+      discard: async () => undefined,
+    });
+    await p.fill();
+    await p.firstReady();
+    await p.settled();
+    expect(tries).toBe(2);
+    expect(p.available).toBe(0);
+    expect(String(p.lastError)).toMatch(/no engine/);
+    await p.drain();
+  });
 });

@@ -63,10 +63,12 @@ export class WarmPool<T> {
       this.ready.length + this.pending.size + this.lent.size - this.waiters.length < this.o.size
     ) {
       this.making++;
+      let made = false;
       const p: Promise<void> = this.o
         .make()
         .then(
           (item) => {
+            made = true;
             this.failures = 0;
             return this.arrive(item);
           },
@@ -80,8 +82,8 @@ export class WarmPool<T> {
         .finally(() => {
           this.pending.delete(p);
           this.making--;
-          // Capped: the next creation starts as this one ends.
-          if (this.o.maxMaking !== undefined) void this.fill();
+          // Capped: the next creation starts as this one is made (a failed one starts none, as uncapped).
+          if (made && this.o.maxMaking !== undefined) void this.fill();
         });
       this.pending.add(p);
     }
