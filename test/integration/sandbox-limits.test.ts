@@ -37,7 +37,8 @@ const STORE_TEST =
 const oracle = (...body: string[]) =>
   `--- a/store.py\n+++ b/store.py\n@@ -1,5 +1,${4 + body.length} @@\n def save(path):\n-    pass\n${body.map((l) => `+${l}\n`).join('')} \n def remember():\n     return None\n`;
 
-describe.skipIf(!available.length).each(available)('sandbox limits: %s', (name) => {
+// With none here (no engine, bwrap without root) the suite is one skipped entry, not a file without tests.
+describe.skipIf(!available.length).each(available.length ? available : ['none here'])('sandbox limits: %s', (name) => {
   const projects: Project[] = [];
   let disk: Project;
   let memory: Project;
