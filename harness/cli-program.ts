@@ -1,10 +1,10 @@
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { setFlagsFromString } from 'node:v8';
 import { backendOptions, collect, optionsOf, pathOptions, runOptions } from './cli-options.js';
 import { GC_BACKENDS, IMAGE_BACKENDS } from './sandbox/backends.js';
 import { harnessVersion } from './config/paths.js';
 import { describeError, RedgreenError } from './errors.js';
 import { RUNNERS } from './fixtures/runners.js';
+import { setInterruptBudget } from './v8-budget.js';
 
 /**
  * The top-level commands, each as it adds itself to the program, in the order --help lists them.
@@ -383,18 +383,8 @@ export function program(argv: readonly string[] = []): Command {
   return p;
 }
 
-/**
- * V8 optimises a function once it has run some bytecode (66 KB in Node 20's V8). The harness runs
- * thousands of small functions a few times per fixture, so it kept optimising all run long: over
- * 1,000 trivial fixtures about 1.5 ms of CPU per fixture went to the optimising compiler, more
- * than it saved. A budget of 1 MB still optimises what runs hot (a parser's loop over a big
- * report: a 20,000-test JUnit file parses as fast), and little else (npm run bench: harness CPU
- * per fixture). Node keeps V8's flags settable after start; V8 has had this one for a decade.
- */
-const INTERRUPT_BUDGET = '--interrupt-budget=1081344';
-
 export async function main(argv: string[]): Promise<void> {
-  setFlagsFromString(INTERRUPT_BUDGET);
+  setInterruptBudget();
   try {
     await program(argv).parseAsync(argv);
   } catch (e) {

@@ -1,13 +1,18 @@
-// After tsc: the CLI and the public API as one esbuild bundle over dist/, sharing chunks
-// (dist/chunks/). Node then reads a few files at a command's start instead of 180 (zod alone is 95),
-// which is most of what `redgreen validate` costs.
+// After tsc: the CLI and the public API as one CommonJS bundle over dist/ (dist/redgreen.cjs).
+// Node then reads one file at a command's start instead of 180 (zod alone is 95), and the CLI
+// (dist/cli.js, a small ES module) loads it through a V8 code cache (harness/code-cache.ts): Node 20
+// keeps no compiled code between runs for ES modules, and parsing and compiling was about 45 of the
+// ~230 ms `redgreen validate` took.
 //
-// One bundle for both entry points, so that a config file's `import … from 'redgreen'` (dist/api)
-// and the CLI share one copy of each registry (registerRunner, registerBackend). The rest of
-// dist/ stays as tsc wrote it: the type declarations, the bench, and the tests that load a module
-// by its path. Those are separate copies, and none of them registers anything for the CLI.
+// One bundle for both, so that a config file's `import … from 'redgreen'` (dist/api/index.js, a
+// facade over the bundle) and the CLI share one copy of each registry (registerRunner,
+// registerBackend). The rest of dist/ stays as tsc wrote it: the type declarations, the bench, and
+// the tests that load a module by its path. Those are separate copies, and none of them registers
+// anything for the CLI.
 import { build } from 'esbuild';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 
 /**
  * Bundled: zod and the small packages every command loads (commander, picomatch, p-limit), and the
@@ -49,21 +54,37 @@ module.exports = new Proxy(function () {}, {
 
 await rm('dist/chunks', { recursive: true, force: true });
 await build({
-  entryPoints: { cli: 'dist/cli.js', 'cli-program': 'dist/cli-program.js', 'api/index': 'dist/api/index.js' },
-  outdir: 'dist',
-  allowOverwrite: true,
+  // The module a command's code starts from, and everything the API exports.
+  stdin: {
+    contents: "export * from './dist/api/index.js'; export { main } from './dist/cli-program.js';",
+    resolveDir: process.cwd(),
+    sourcefile: 'redgreen-entry.js',
+  },
+  outfile: 'dist/redgreen.cjs',
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
-  chunkNames: 'chunks/[name]-[hash]',
   // Smaller to read and parse; names are kept, so stack traces still say where.
   minifyWhitespace: true,
   minifySyntax: true,
-  // commander and picomatch are CommonJS: their require('node:events')… needs a require in an ES module.
-  banner: { js: "import { createRequire as __rgCreateRequire } from 'node:module'; const require = __rgCreateRequire(import.meta.url);" },
+  // The modules ask for their own file's URL (the package's root, a require of their own).
+  define: { 'import.meta.url': '__rgModuleUrl' },
+  banner: { js: "const __rgModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
   plugins: [
+    {
+      // The bundle's import() of what is outside it (harness/config/run-time-import.ts): the one
+      // the CLI's entry lends it (harness/code-cache.ts), else, loaded by Node's own require (the
+      // API), its own.
+      name: 'run-time-import',
+      setup(b) {
+        b.onLoad({ filter: /[\\/]dist[\\/]config[\\/]run-time-import\.js$/ }, () => ({
+          contents:
+            "export const runTimeImport = typeof __rgRunTimeImport === 'function' ? __rgRunTimeImport : (specifier) => import(specifier);",
+          loader: 'js',
+        }));
+      },
+    },
     {
       // zod's namespaces export all its 40 locales (300 KB to parse at every start); redgreen's
       // messages are English, so `locales` holds `en` only.
@@ -103,3 +124,36 @@ await build({
   ],
   logLevel: 'warning',
 });
+
+// The CLI's entry: cli.ts, with the program taken from the bundle through the code cache (cli-bundle.ts).
+await build({
+  entryPoints: ['dist/cli.js'],
+  outfile: 'dist/cli.js',
+  allowOverwrite: true,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  plugins: [
+    {
+      name: 'program-from-bundle',
+      setup(b) {
+        b.onResolve({ filter: /^\.\/cli-program\.js$/ }, (a) => ({ path: path.resolve(a.resolveDir, 'cli-bundle.js') }));
+      },
+    },
+  ],
+  logLevel: 'warning',
+});
+
+// The API for `import` and `require`: the bundle's exports (not the CLI's main), from the one instance.
+const names = Object.keys(createRequire(import.meta.url)('../dist/redgreen.cjs')).filter((n) => n !== 'main');
+await writeFile(
+  'dist/api/index.js',
+  `// redgreen's API: the exports of the bundle the CLI runs (dist/redgreen.cjs), so both share its registries.
+import { createRequire } from 'node:module';
+const api = createRequire(import.meta.url)('../redgreen.cjs');
+export const { ${names.join(', ')} } = api;
+`,
+);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describeError, jsonProblem, RedgreenError } from '../errors.js';
 import { shownPath } from './paths.js';
+import { runTimeImport } from './run-time-import.js';
 
 /** The names a project's config may have, in the order they are looked for in each folder. */
 export const CONFIG_FILES = ['redgreen.config.ts', 'redgreen.config.mjs', 'redgreen.config.js', 'redgreen.config.json'] as const;
@@ -44,8 +45,8 @@ export async function loadConfigFile(file: string): Promise<LoadedConfigFile> {
   }
   try {
     const mod = abs.endsWith('.ts')
-      ? await (await import('jiti')).createJiti(import.meta.url, { moduleCache: false }).import(abs)
-      : await import(pathToFileURL(abs).href);
+      ? await (await runTimeImport<typeof import('jiti')>('jiti')).createJiti(import.meta.url, { moduleCache: false }).import(abs)
+      : await runTimeImport(pathToFileURL(abs).href);
     const values = mod && typeof mod === 'object' && 'default' in mod ? (mod as { default: unknown }).default : mod;
     return { file: abs, dir, values };
   } catch (e) {

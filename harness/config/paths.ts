@@ -38,6 +38,11 @@ export function harnessVersion(): string {
   }
 }
 
+/** This user's cache of redgreen (`$XDG_CACHE_HOME/redgreen`, else `~/.cache/redgreen`). */
+export function userCacheDir(): string {
+  return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'redgreen');
+}
+
 export interface ProjectPaths {
   root: string;
   fixturesDir: string;
@@ -60,14 +65,13 @@ export function resolvePaths(options: {
   transcripts?: string;
 }): ProjectPaths {
   const root = path.resolve(options.root ?? '.');
-  const cacheBase = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return {
     root,
     fixturesDir: path.resolve(root, options.fixtures ?? 'fixtures'),
     oraclesDir: path.resolve(root, options.oracles ?? 'oracles'),
     reportsDir: path.resolve(root, options.reports ?? 'reports'),
     transcriptsDir: path.resolve(root, options.transcripts ?? 'transcripts'),
-    cacheDir: path.join(cacheBase, 'redgreen'),
+    cacheDir: userCacheDir(),
   };
 }
 

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { RedgreenError, tailOf } from '../errors.js';
 import { downloadFile, uploadFile } from '../sandbox/core/transfer.js';
 import type { Sandbox } from '../sandbox/core/types.js';
+import { runTimeImport } from '../config/run-time-import.js';
 
 // The setup cache moves what setup changed with GNU tar inside the sandbox, the same on every
 // backend: it archives exactly the listed entries (files, folders without their contents,
@@ -81,7 +82,7 @@ export async function checkArchive(archive: Readable | Buffer, removed: readonly
   for (const p of removed) if (!inside(p)) refuse(p, 'is outside the workspace');
   const symlinks = new Set<string>();
   // Loaded here, by a run that restores a cached setup: every other run starts without tar-stream (20 ms).
-  const { default: tar } = await import('tar-stream');
+  const { default: tar } = await runTimeImport<{ default: typeof import('tar-stream') }>('tar-stream');
   const extract = tar.extract();
   (Buffer.isBuffer(archive) ? Readable.from([archive]) : archive).pipe(extract);
   for await (const e of extract) {

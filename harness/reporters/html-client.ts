@@ -2,6 +2,7 @@
  * The page script of report.html, inline (the file must open from disk with no network). It builds
  * a fixture's details only when they are opened, filters the matrix, and answers hovering over the
  * timeline from the embedded data. Every piece of recorded text goes in through textContent.
+ * ASCII only (a middle dot is `\u00b7`, a dash `\u2014`): the CLI's bundle stays ASCII (scripts/bundle.mjs).
  */
 export const CLIENT_SCRIPT = String.raw`(() => {
   'use strict';
@@ -34,9 +35,9 @@ export const CLIENT_SCRIPT = String.raw`(() => {
 
   function phaseLine(name, p) {
     if (!p) return h('p', { class: 'phase' }, h('b', {}, name), ' did not run');
-    return h('p', { class: 'phase' }, h('b', {}, name), ' ' + p.state + ' · exit ' + p.exit + ' · ' + secs(p.ms) + ' · from ' + p.source,
-      p.problems.length ? h('span', { class: 'warn' }, ' · ' + p.problems.join('; ')) : null,
-      p.flaky.length ? h('span', { class: 'warn' }, ' · flaky: ' + p.flaky.join(', ')) : null);
+    return h('p', { class: 'phase' }, h('b', {}, name), ' ' + p.state + ' \u00b7 exit ' + p.exit + ' \u00b7 ' + secs(p.ms) + ' \u00b7 from ' + p.source,
+      p.problems.length ? h('span', { class: 'warn' }, ' \u00b7 ' + p.problems.join('; ')) : null,
+      p.flaky.length ? h('span', { class: 'warn' }, ' \u00b7 flaky: ' + p.flaky.join(', ')) : null);
   }
 
   function tests(f) {
@@ -46,7 +47,7 @@ export const CLIENT_SCRIPT = String.raw`(() => {
     if (!ids.length) return muted('no test results');
     const cell = (t, ran) => {
       const s = t ? t[1] : ran ? 'absent' : 'none';
-      return h('td', { class: 's s-' + s }, t ? t[1] : ran ? 'absent' : '—');
+      return h('td', { class: 's s-' + s }, t ? t[1] : ran ? 'absent' : '\u2014');
     };
     const body = h('tbody');
     for (const id of ids) {
@@ -68,17 +69,17 @@ export const CLIENT_SCRIPT = String.raw`(() => {
     if (!f.logs) return muted(run.transcript ? 'no commands recorded' : 'transcript not found: logs are not included');
     if (!f.logs.length) return muted('no commands ran');
     return f.logs.map((l) => h('details', { class: 'log' },
-      h('summary', {}, h('code', {}, '$ ' + l.command), ' ' + l.label + ' · ' + l.phase + ' · cwd ' + l.cwd + ' · ' + (l.timedOut ? 'timed out' : 'exit ' + l.exitCode) + ' · ' + secs(l.durationMs)),
-      l.out ? [h('div', { class: 'stream' }, 'stdout · ' + l.outBytes + ' bytes'), h('pre', {}, l.out)] : null,
-      l.err ? [h('div', { class: 'stream' }, 'stderr · ' + l.errBytes + ' bytes'), h('pre', {}, l.err)] : null,
+      h('summary', {}, h('code', {}, '$ ' + l.command), ' ' + l.label + ' \u00b7 ' + l.phase + ' \u00b7 cwd ' + l.cwd + ' \u00b7 ' + (l.timedOut ? 'timed out' : 'exit ' + l.exitCode) + ' \u00b7 ' + secs(l.durationMs)),
+      l.out ? [h('div', { class: 'stream' }, 'stdout \u00b7 ' + l.outBytes + ' bytes'), h('pre', {}, l.out)] : null,
+      l.err ? [h('div', { class: 'stream' }, 'stderr \u00b7 ' + l.errBytes + ' bytes'), h('pre', {}, l.err)] : null,
       !l.out && !l.err ? muted('no output') : null));
   }
 
   function patch(run, f) {
     if (!f.patch) return muted('no patch stage');
     const p = f.patch;
-    const line = h('p', {}, 'status ', h('b', {}, p.status), p.fuzzy ? ' (fuzzy)' : '', ' · from ' + p.source, p.files.length ? ' · files ' + p.files.join(', ') : '',
-      p.reason ? h('span', { class: 'warn' }, ' · ' + p.reason) : null, p.tampered.length ? h('span', { class: 'warn' }, ' · protected files kept: ' + p.tampered.join(', ')) : null);
+    const line = h('p', {}, 'status ', h('b', {}, p.status), p.fuzzy ? ' (fuzzy)' : '', ' \u00b7 from ' + p.source, p.files.length ? ' \u00b7 files ' + p.files.join(', ') : '',
+      p.reason ? h('span', { class: 'warn' }, ' \u00b7 ' + p.reason) : null, p.tampered.length ? h('span', { class: 'warn' }, ' \u00b7 protected files kept: ' + p.tampered.join(', ')) : null);
     const audit = p.audit && p.audit.length
       ? h('ul', { class: 'audit warn' }, h('b', {}, 'reaches into test-framework internals:'),
           p.audit.map((a) => h('li', {}, h('code', {}, a.file + ':' + a.line), ' [' + a.rule + '] ', h('code', {}, a.text))))
@@ -93,14 +94,14 @@ export const CLIENT_SCRIPT = String.raw`(() => {
     data.runs.forEach((run, r) => {
       const f = byId[r].get(id);
       if (!f) return;
-      const meta = [f.graded, f.error, f.attempts ? f.attempts + ' attempts' : null, run.backend, secs(f.ms)].filter(Boolean).join(' · ');
+      const meta = [f.graded, f.error, f.attempts ? f.attempts + ' attempts' : null, run.backend, secs(f.ms)].filter(Boolean).join(' \u00b7 ');
       parts.push(h('div', { class: 'run' },
         data.runs.length > 1 ? h('h4', {}, run.subject + ' ', h('small', {}, run.runId)) : null,
         h('p', { class: 'reason' }, chip(f.verdict), ' ' + f.reason),
         f.title ? h('p', {}, h('b', {}, 'Issue: '), f.title) : null,
         h('p', { class: 'meta' }, meta), phaseBar(f),
         h('h5', {}, 'Patch'), patch(run, f),
-        h('h5', {}, 'RED → GREEN'), phaseLine('RED', f.red), phaseLine('GREEN', f.green), tests(f),
+        h('h5', {}, 'RED \u2192 GREEN'), phaseLine('RED', f.red), phaseLine('GREEN', f.green), tests(f),
         h('h5', {}, 'Logs'), logs(run, f)));
     });
     return parts;
@@ -160,7 +161,7 @@ export const CLIENT_SCRIPT = String.raw`(() => {
       const x = hit(ev);
       tip.hidden = !x;
       if (!x) return;
-      tip.textContent = x.f.id + ' · ' + data.phases[x.s[0]] + ' ' + secs(x.s[2]) + ' · slot ' + x.f.lane + ' · ' + x.f.verdict;
+      tip.textContent = x.f.id + ' \u00b7 ' + data.phases[x.s[0]] + ' ' + secs(x.s[2]) + ' \u00b7 slot ' + x.f.lane + ' \u00b7 ' + x.f.verdict;
       tip.style.left = ev.pageX + 12 + 'px';
       tip.style.top = ev.pageY + 12 + 'px';
     });

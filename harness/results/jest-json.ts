@@ -31,7 +31,7 @@ function statusOf(s: string): TestStatus {
 function fileMessage(message: string): string | undefined {
   const lines = stripAnsi(message)
     .split('\n')
-    .filter((l) => !/^\s*● /.test(l));
+    .filter((l) => !/^\s*\u25cf /.test(l));
   const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)![0].length));
   return firstLines(lines.map((l) => l.slice(Number.isFinite(indent) ? indent : 0)).join('\n'));
 }
