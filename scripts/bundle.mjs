@@ -52,6 +52,10 @@ module.exports = new Proxy(function () {}, {
 });
 `;
 
+/** Both builds: Node 20; smaller to read and parse, names kept, so stack traces still say where. */
+const COMMON = { bundle: true, platform: 'node', target: 'node20', minifyWhitespace: true, minifySyntax: true };
+
+// An older build's ES chunks.
 await rm('dist/chunks', { recursive: true, force: true });
 await build({
   // The module a command's code starts from, and everything the API exports.
@@ -61,13 +65,8 @@ await build({
     sourcefile: 'redgreen-entry.js',
   },
   outfile: 'dist/redgreen.cjs',
-  bundle: true,
+  ...COMMON,
   format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  // Smaller to read and parse; names are kept, so stack traces still say where.
-  minifyWhitespace: true,
-  minifySyntax: true,
   // The modules ask for their own file's URL (the package's root, a require of their own).
   define: { 'import.meta.url': '__rgModuleUrl' },
   banner: { js: "const __rgModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
@@ -130,12 +129,8 @@ await build({
   entryPoints: ['dist/cli.js'],
   outfile: 'dist/cli.js',
   allowOverwrite: true,
-  bundle: true,
+  ...COMMON,
   format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  minifyWhitespace: true,
-  minifySyntax: true,
   plugins: [
     {
       name: 'program-from-bundle',

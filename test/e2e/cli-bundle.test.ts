@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, expect, test } from 'vitest';
+import { codeCacheFile } from '../../harness/code-cache.js';
 import { REPO } from '../helpers/cli.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-bundle-'));
@@ -34,8 +35,8 @@ function modulesLoadedBy(args: string[], cli = true): string[] {
     .map((u) => path.relative(REPO, new URL(u).pathname));
 }
 
-/** The code cache of a command run with its cache folder at `cache`. */
-const cacheFileIn = (cache: string) => path.join(cache, 'redgreen', 'code', `cli-node${process.versions.node}-${process.arch}.v8`);
+/** The code cache of a command run with XDG_CACHE_HOME at `cache`. */
+const cacheFileIn = (cache: string) => codeCacheFile(path.join(cache, 'redgreen'));
 
 function validateWithCache(cache: string): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(process.execPath, [path.join(REPO, 'dist/cli.js'), 'validate', 'bug01_decimal_div'], {
