@@ -4,6 +4,7 @@
 // CPU profile). A CommonJS file compiled through vm.Script can be given the code V8 made for it
 // last time instead.
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
@@ -13,6 +14,32 @@ import { userCacheDir } from './config/paths.js';
 /** Where the code for this Node (its V8) and this machine's architecture is kept: one file, rewritten as the bundle changes. */
 export const codeCacheFile = (cacheDir = userCacheDir()) =>
   path.join(cacheDir, 'code', `cli-node${process.versions.node}-${process.arch}.v8`);
+
+export interface CodeCacheListing {
+  name: string;
+  file: string;
+  bytes: number;
+  /** When it was written: a command reads it without touching it. */
+  lastUsed: Date;
+}
+
+/**
+ * The code caches under a cache folder, oldest first: one per Node version that ran the CLI (kept
+ * after that Node is gone), and what a process killed while writing left (`.tmp`). For `cache
+ * list`/`cache prune`; a removed one is made again by the next command that needs it.
+ */
+export async function listCodeCaches(cacheDir: string): Promise<CodeCacheListing[]> {
+  const dir = path.join(cacheDir, 'code');
+  const out: CodeCacheListing[] = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const file = path.join(dir, name);
+    const st = await stat(file).catch(() => null);
+    if (st?.isFile()) out.push({ name, file, bytes: st.size, lastUsed: st.mtime });
+  }
+  return out.sort((a, b) => a.lastUsed.getTime() - b.lastUsed.getTime() || a.name.localeCompare(b.name));
+}
+
+export const removeCodeCache = (entry: CodeCacheListing) => rm(entry.file, { force: true });
 
 /**
  * The file's header: the source's CRC-32, then the code's. V8 checks that cached code was made by

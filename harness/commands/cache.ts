@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CACHE_MAX_ENV, cacheMaxBytes, parseSize } from '../config/cache.js';
 import { resolvePaths } from '../config/paths.js';
 import { RedgreenError } from '../errors.js';
+import { listCodeCaches, removeCodeCache } from '../code-cache.js';
 import { renderGrid } from '../reporters/grid.js';
 import { SetupCache, type CacheListing } from '../pipeline/setup-cache.js';
 import { mirrorCache, treeCache, type FolderListing } from '../fixtures/folder-cache.js';
@@ -64,8 +65,8 @@ function layerRow(l: LayerListing) {
   };
 }
 
-/** A commit's tree or a repository mirror (fixtures by reference, `new --from-commit`, `mine`, `import`). */
-function folderRow(kind: 'tree' | 'mirror', f: FolderListing) {
+/** A commit's tree or a repository mirror (fixtures by reference, `new --from-commit`, `mine`, `import`), or the CLI's compiled code for one Node version. */
+function folderRow(kind: 'tree' | 'mirror' | 'code', f: Omit<FolderListing, 'dir' | 'inUse'> & { inUse?: boolean }) {
   return {
     kind,
     key: f.name,
@@ -74,19 +75,20 @@ function folderRow(kind: 'tree' | 'mirror', f: FolderListing) {
     workdir: null,
     bytes: f.bytes,
     lastUsed: f.lastUsed.toISOString(),
-    inUse: f.inUse,
+    inUse: f.inUse ?? false,
   };
 }
 
-/** The commits' trees and the mirrors of this user's cache folder. */
+/** The commits' trees, the mirrors and the code caches of this user's cache folder. */
 async function folderRows(cacheDir: string) {
   return [
     ...(await treeCache(cacheDir).list()).map((f) => folderRow('tree', f)),
     ...(await mirrorCache(cacheDir).list()).map((f) => folderRow('mirror', f)),
+    ...(await listCodeCaches(cacheDir)).map((f) => folderRow('code', f)),
   ];
 }
 
-/** Prunes trees and mirrors as `how` says, each kind on its own (those a live process read stay). */
+/** Prunes trees, mirrors and code caches as `how` says, each kind on its own (trees and mirrors a live process read stay). */
 async function pruneFolders(cacheDir: string, how: PruneHow) {
   const out = [];
   for (const [kind, store] of [
@@ -94,6 +96,7 @@ async function pruneFolders(cacheDir: string, how: PruneHow) {
     ['mirror', mirrorCache(cacheDir)],
   ] as const)
     out.push(...(await pruneLru(await store.list(), how, (f) => store.remove(f))).map((f) => folderRow(kind, f)));
+  out.push(...(await pruneLru(await listCodeCaches(cacheDir), how, removeCodeCache)).map((f) => folderRow('code', f)));
   return out;
 }
 
@@ -181,14 +184,14 @@ export async function cacheList(options: CacheListOptions): Promise<number> {
   const table = [...rows, ...layers, ...folders].map((r) => [
     r.kind,
     r.key,
-    r.fixture ?? (r.kind === 'tree' || r.kind === 'mirror' ? '' : '(unreadable)'),
+    r.fixture ?? (r.kind === 'tree' || r.kind === 'mirror' || r.kind === 'code' ? '' : '(unreadable)'),
     r.backend ?? '',
     bytes(r.bytes),
     `${r.lastUsed}${'inUse' in r && r.inUse ? ' (in use)' : ''}`,
   ]);
   const summary =
     `${rows.length} entr${rows.length === 1 ? 'y' : 'ies'}, ${bytes(total)}, ${layers.length} prepared layer(s), ${bytes(layerTotal)} ` +
-    `and ${folders.length} tree(s) and mirror(s), ${bytes(folderTotal)}; each kind up to ${bytes(cache.maxBytes)} (${CACHE_MAX_ENV}) in ${path.dirname(cache.dir)}`;
+    `and ${folders.length} tree(s), mirror(s) and code cache(s), ${bytes(folderTotal)}; each kind up to ${bytes(cache.maxBytes)} (${CACHE_MAX_ENV}) in ${path.dirname(cache.dir)}`;
   process.stdout.write(
     `${rows.length + layers.length + folders.length ? `${renderGrid(['kind', 'key', 'fixture', 'backend', 'size', 'last used'], table)}\n` : ''}${summary}\n`,
   );
@@ -233,7 +236,7 @@ export async function cachePrune(options: CachePruneOptions): Promise<number> {
     process.stdout.write(`${JSON.stringify({ removed, freedBytes: freed, left: left.length, leftBytes: kept }, null, 2)}\n`);
     return 0;
   }
-  const what = { setup: '', layer: 'prepared layer ', tree: 'tree ', mirror: 'mirror ' } as const;
+  const what = { setup: '', layer: 'prepared layer ', tree: 'tree ', mirror: 'mirror ', code: 'code cache ' } as const;
   const lines = removed.map((e) => `removed ${what[e.kind]}${e.key} (${bytes(e.bytes)})`);
   lines.push(`${removed.length} removed (${bytes(freed)}), ${left.length} left (${bytes(kept)})`);
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { codeCacheFile } from '../../harness/code-cache.js';
 import { overlayAllowed } from '../../harness/sandbox/host/overlay.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
 import { openRepository } from '../../harness/fixtures/mirror.js';
@@ -69,7 +70,8 @@ describe('redgreen cache', () => {
       expect(JSON.parse(text.stdout.length ? (await cli('cache', 'list', '--json')).stdout : '{}').layers).toHaveLength(layers);
       expect(JSON.parse((await cli('cache', 'prune', '--older-than', '1', '--json')).stdout)).toMatchObject({
         removed: [],
-        left: 2 + layers,
+        // and the CLI's code cache (this isolated cache folder's)
+        left: 2 + layers + 1,
       });
       expect((await list()).entries.map((e) => e.fixture)).toEqual(['big', 'small']);
       // One byte too many: the least recently used entry goes, and only it.
@@ -83,7 +85,8 @@ describe('redgreen cache', () => {
 
       const all = await cli('cache', 'prune', '--all');
       expect(all.code).toBe(0);
-      expect(all.stdout).toContain(`${1 + layers / 2} removed`);
+      // small's entry and layer, and the CLI's code cache
+      expect(all.stdout).toContain(`${1 + layers / 2 + 1} removed`);
       expect((await readdir(path.join(env.XDG_CACHE_HOME, 'redgreen', 'setup'))).filter((n) => n !== 'layers')).toEqual([]);
       expect(await readdir(path.join(env.XDG_CACHE_HOME, 'redgreen', 'setup', 'layers')).catch(() => [])).toEqual([]);
     } finally {
@@ -119,7 +122,8 @@ describe('redgreen cache', () => {
     type Folder = Listed & { kind: string; inUse: boolean };
     const listed = await runCli(['cache', 'list', '--json'], { env });
     expect(listed.code, listed.stderr).toBe(0);
-    const folders = (JSON.parse(listed.stdout) as { folders: Folder[] }).folders;
+    // The CLI's own code cache (code-cache.ts) is listed with them: this isolated cache folder's.
+    const folders = (JSON.parse(listed.stdout) as { folders: Folder[] }).folders.filter((f) => f.kind !== 'code');
     expect(folders.map((f) => [f.kind, f.key.slice(0, 40), f.inUse]).sort()).toEqual(
       [
         ['mirror', path.basename(mirror.gitDir).slice(0, 40), true],
@@ -128,13 +132,49 @@ describe('redgreen cache', () => {
       ].sort(),
     );
     expect(folders.every((f) => f.bytes > 0)).toBe(true);
-    expect((await runCli(['cache', 'list'], { env })).stdout).toMatch(/3 tree\(s\) and mirror\(s\)/);
+    expect((await runCli(['cache', 'list'], { env })).stdout).toMatch(/4 tree\(s\), mirror\(s\) and code cache\(s\)/);
 
     const pruned = await runCli(['cache', 'prune', '--all'], { env });
     expect(pruned.code, pruned.stderr).toBe(0);
     expect(pruned.stdout).toContain(`removed tree ${second}`);
-    expect(pruned.stdout).toContain('1 removed');
+    expect(pruned.stdout).toContain('2 removed');
     expect((await readdir(path.join(cacheDir, 'trees'))).filter((n) => !n.startsWith('.'))).toEqual([first]);
+  });
+
+  test("the CLI's code caches are listed, one per Node version, and pruned by age or all; the next command makes its own again", async () => {
+    const env = { XDG_CACHE_HOME: await tempDir() };
+    const codeDir = path.join(env.XDG_CACHE_HOME, 'redgreen', 'code');
+    const mine = path.basename(codeCacheFile(path.join(env.XDG_CACHE_HOME, 'redgreen')));
+    expect((await runCli(['cache', 'list'], { env })).code).toBe(0);
+    // Another Node's, written 30 days ago, and what a process killed while writing left.
+    await writeFile(path.join(codeDir, 'cli-node18.20.0-x64.v8'), Buffer.alloc(1000));
+    await writeFile(path.join(codeDir, `${mine}.999999.tmp`), Buffer.alloc(10));
+    const monthAgo = new Date(Date.now() - 30 * 86_400_000);
+    await utimes(path.join(codeDir, 'cli-node18.20.0-x64.v8'), monthAgo, monthAgo);
+
+    type Row = { kind: string; key: string; bytes: number };
+    const codeRows = async () =>
+      (JSON.parse((await runCli(['cache', 'list', '--json'], { env })).stdout) as { folders: Row[] }).folders.filter(
+        (f) => f.kind === 'code',
+      );
+    const listed = await codeRows();
+    // Oldest first.
+    expect(listed.map((f) => f.key)).toEqual(['cli-node18.20.0-x64.v8', mine, `${mine}.999999.tmp`]);
+    expect(listed.find((f) => f.key === mine)!.bytes).toBeGreaterThan(100_000);
+    const text = (await runCli(['cache', 'list'], { env })).stdout.split('\n');
+    expect(text.find((l) => l.includes(` ${mine} `))).toMatch(/^\W*code\b/);
+
+    const old = await runCli(['cache', 'prune', '--older-than', '7'], { env });
+    expect(old.stdout).toContain('removed code cache cli-node18.20.0-x64.v8');
+    expect(old.stdout).toContain('1 removed');
+    expect((await readdir(codeDir)).sort()).toEqual([mine, `${mine}.999999.tmp`].sort());
+
+    const all = await runCli(['cache', 'prune', '--all'], { env });
+    expect(all.stdout).toContain(`removed code cache ${mine}`);
+    expect(await readdir(codeDir)).toEqual([]);
+    // The next command compiles the bundle and writes its cache again.
+    expect((await runCli(['validate', '--help'], { env })).code).toBe(0);
+    expect(await readdir(codeDir)).toEqual([mine]);
   });
 
   test('bad sizes and combined modes are usage errors that say what to write', async () => {
