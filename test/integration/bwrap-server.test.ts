@@ -129,6 +129,27 @@ describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
     },
   );
 
+  test.skipIf(!overlayAllowed())(
+    'a sandbox that starts from a prepared tree starts one server, after the mount: create starts none',
+    async () => {
+      const tree = await mkdtemp(path.join(os.tmpdir(), 'rg-bwrap-tree-'));
+      const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'layer-first' });
+      const root = other.id.replace(/-[0-9a-f]+$/, '');
+      try {
+        await writeFile(path.join(tree, 'from-layer.txt'), 'prepared\n');
+        // Nothing to stop unused when the workspace becomes an overlay (the server waits for an upload or a command).
+        expect(processesMentioning(root)).toEqual([]);
+        expect(await other.startFrom!(tree)).toBe(true);
+        const r = await other.exec(`${INIT}; cat from-layer.txt`);
+        expect(r.stdout).toMatch(/redgreen-server .*\nprepared\n$/s);
+      } finally {
+        await other.destroy();
+        await rm(tree, { recursive: true, force: true });
+      }
+      expect(processesMentioning(root)).toEqual([]);
+    },
+  );
+
   test('destroy ends the server and every host process of the sandbox', async () => {
     const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'destroyed' });
     // The sandbox's host folder is named by its id without the last part (bwrap/backend.ts).

@@ -29,7 +29,7 @@ import type { UserNet } from './user-net.js';
 import { BWRAP_SERVER_ARGV, BwrapServer, INFO_FD, killNamespaceOf, SHELL_FD } from './server.js';
 import { PIPED, SERVED_ENV_FILE, servedEnvScript } from '../host/server-process.js';
 import { cleanNamespace, endKept, type Kept } from './kept.js';
-import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+import type { ExecOptions, ExecResult, Sandbox, SandboxBackend, SandboxSpec, UploadOptions, UploadStats } from '../core/types.js';
 import { runTool } from '../core/tool.js';
 
 export interface BwrapBackendOptions {
@@ -118,7 +118,6 @@ export class BwrapBackend implements SandboxBackend {
       const keep = (k: Kept) => void this.kept.set(root, k);
       const sandbox = new BwrapSandbox(id, root, this.host, this.limits, cgroup, this.options, this.baseEnv, sized, this.roots, keep);
       if (kept) sandbox.adopt(kept);
-      else sandbox.warm();
       return sandbox;
     } catch (e) {
       if (kept) await endKept(kept);
@@ -204,9 +203,18 @@ class BwrapSandbox extends HostSandbox {
     return limit ? { ...r, limit } : r;
   }
 
-  /** The sandbox's command server, started now for the commands to come (create calls it). */
-  warm(): void {
+  /** The sandbox's command server, started now for the commands to come. */
+  private warm(): void {
     void this.serverNow();
+  }
+
+  /**
+   * The server starts while the files are copied, in time for the first command. Not at create:
+   * a sandbox that starts from a prepared layer (startFrom) would stop that server unused.
+   */
+  override async uploadDir(hostDir: string, options?: UploadOptions): Promise<UploadStats> {
+    this.warm();
+    return super.uploadDir(hostDir, options);
   }
 
   private server: Promise<BwrapServer | null> | null = null;
