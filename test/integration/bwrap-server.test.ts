@@ -111,44 +111,28 @@ describe.skipIf(!bwrap)('bwrap: the command server of a sandbox', () => {
     expect(next.stdout).toMatch(/redgreen-server .*\nx\n$/s);
   });
 
-  test.skipIf(!overlayAllowed())(
-    'a workspace started from a prepared tree after the server started is what the next command sees',
-    async () => {
-      const tree = await mkdtemp(path.join(os.tmpdir(), 'rg-bwrap-tree-'));
-      const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'layer' });
-      try {
-        await writeFile(path.join(tree, 'from-layer.txt'), 'prepared\n');
-        expect((await other.exec(`${INIT}`)).stdout).toMatch(/redgreen-server/);
-        expect(await other.startFrom!(tree)).toBe(true);
-        const r = await other.exec(`${INIT}; cat from-layer.txt`);
-        expect(r.stdout).toMatch(/redgreen-server .*\nprepared\n$/s);
-      } finally {
-        await other.destroy();
-        await rm(tree, { recursive: true, force: true });
-      }
-    },
-  );
-
-  test.skipIf(!overlayAllowed())(
-    'a sandbox that starts from a prepared tree starts one server, after the mount: create starts none',
-    async () => {
-      const tree = await mkdtemp(path.join(os.tmpdir(), 'rg-bwrap-tree-'));
-      const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'layer-first' });
-      const root = other.id.replace(/-[0-9a-f]+$/, '');
-      try {
-        await writeFile(path.join(tree, 'from-layer.txt'), 'prepared\n');
-        // Nothing to stop unused when the workspace becomes an overlay (the server waits for an upload or a command).
-        expect(processesMentioning(root)).toEqual([]);
-        expect(await other.startFrom!(tree)).toBe(true);
-        const r = await other.exec(`${INIT}; cat from-layer.txt`);
-        expect(r.stdout).toMatch(/redgreen-server .*\nprepared\n$/s);
-      } finally {
-        await other.destroy();
-        await rm(tree, { recursive: true, force: true });
-      }
-      expect(processesMentioning(root)).toEqual([]);
-    },
-  );
+  // A server started before the mount must give way to one that sees the overlay; a sandbox whose
+  // first step is the mount starts none at create, so there is nothing to stop unused.
+  test.skipIf(!overlayAllowed()).each([
+    ['after a command started the server', true],
+    ['as its first step (create started no server)', false],
+  ])('a workspace started from a prepared tree %s is what the next command sees', async (_, commandFirst) => {
+    const tree = await mkdtemp(path.join(os.tmpdir(), 'rg-bwrap-tree-'));
+    const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'layer' });
+    const root = other.id.replace(/-[0-9a-f]+$/, '');
+    try {
+      await writeFile(path.join(tree, 'from-layer.txt'), 'prepared\n');
+      if (commandFirst) expect((await other.exec(`${INIT}`)).stdout).toMatch(/redgreen-server/);
+      else expect(processesMentioning(root)).toEqual([]);
+      expect(await other.startFrom!(tree)).toBe(true);
+      const r = await other.exec(`${INIT}; cat from-layer.txt`);
+      expect(r.stdout).toMatch(/redgreen-server .*\nprepared\n$/s);
+    } finally {
+      await other.destroy();
+      await rm(tree, { recursive: true, force: true });
+    }
+    expect(processesMentioning(root)).toEqual([]);
+  });
 
   test('destroy ends the server and every host process of the sandbox', async () => {
     const other = await backend.create({ runId: 'bwrap-server', fixtureId: 'destroyed' });
