@@ -7,8 +7,8 @@ import { RedgreenError } from '../errors.js';
 import { listCodeCaches, removeCodeCache } from '../code-cache.js';
 import { renderGrid } from '../reporters/grid.js';
 import { SetupCache, type CacheListing } from '../pipeline/setup-cache.js';
-import { mirrorCache, treeCache, type FolderListing } from '../fixtures/folder-cache.js';
-import { pruneLru, type PruneHow } from '../sandbox/core/lru.js';
+import { mirrorCache, treeCache } from '../fixtures/folder-cache.js';
+import { pruneLru, type LruEntry, type PruneHow } from '../sandbox/core/lru.js';
 import type { LayerListing } from '../pipeline/workspace-layers.js';
 import type { EngineLayer } from '../sandbox/docker/layers.js';
 import { bytes } from '../transcripts/replay-format.js';
@@ -66,7 +66,7 @@ function layerRow(l: LayerListing) {
 }
 
 /** A commit's tree or a repository mirror (fixtures by reference, `new --from-commit`, `mine`, `import`), or the CLI's compiled code for one Node version. */
-function folderRow(kind: 'tree' | 'mirror' | 'code', f: Omit<FolderListing, 'dir' | 'inUse'> & { inUse?: boolean }) {
+function folderRow(kind: 'tree' | 'mirror' | 'code', f: LruEntry) {
   return {
     kind,
     key: f.name,
