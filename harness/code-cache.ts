@@ -3,7 +3,7 @@
 // compiled its ~0.5 MB of JavaScript afresh (about 45 of the ~230 ms `redgreen validate` took in a
 // CPU profile). A CommonJS file compiled through vm.Script can be given the code V8 made for it
 // last time instead.
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';
@@ -19,7 +19,7 @@ export interface CodeCacheListing {
   name: string;
   file: string;
   bytes: number;
-  /** When it was written: a command reads it without touching it. */
+  /** Its modification time: when it was written, or the last start that found it a day old (readCache). */
   lastUsed: Date;
 }
 
@@ -89,14 +89,46 @@ export function requireWithCodeCache(
 
 function readCache(cacheFile: string, sourceCrc: number): Buffer | undefined {
   let data: Buffer;
+  let fd: number;
   try {
-    data = readFileSync(cacheFile);
+    fd = openSync(cacheFile, 'r');
   } catch {
     return undefined;
+  }
+  try {
+    // readFileSync's own calls (open, fstat, read, close), with the fstat's time kept for stamp().
+    const st = fstatSync(fd);
+    data = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    for (let got = 1; n < data.length && got > 0; n += got) got = readSync(fd, data, n, data.length - n, null);
+    data = data.subarray(0, n);
+    stamp(fd, st.mtimeMs);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
   }
   if (data.length <= HEADER || data.readUInt32LE(0) !== sourceCrc) return undefined;
   const code = data.subarray(HEADER);
   return data.readUInt32LE(4) === crc32(code) ? code : undefined;
+}
+
+/** A day: how stale a code cache's "last used" (its modification time) may be. */
+const STAMP_MS = 86_400_000;
+
+/**
+ * Moves a cache read now to the end of `cache prune`'s order (oldest first, by modification time),
+ * at most once a day, so that `--older-than` never removes what every start reads. A cache that
+ * cannot be stamped (a read-only folder) is still used.
+ */
+function stamp(fd: number, mtimeMs: number): void {
+  if (Date.now() - mtimeMs < STAMP_MS) return;
+  try {
+    const now = new Date();
+    futimesSync(fd, now, now);
+  } catch {
+    // not ours to change: read as it is
+  }
 }
 
 /**

@@ -151,6 +151,8 @@ describe('redgreen cache', () => {
     await writeFile(path.join(codeDir, `${mine}.999999.tmp`), Buffer.alloc(10));
     const monthAgo = new Date(Date.now() - 30 * 86_400_000);
     await utimes(path.join(codeDir, 'cli-node18.20.0-x64.v8'), monthAgo, monthAgo);
+    // This Node's, written 30 days ago too (a build that old): the next start that reads it stamps it.
+    await utimes(path.join(codeDir, mine), monthAgo, monthAgo);
 
     type Row = { kind: string; key: string; bytes: number };
     const codeRows = async () =>
@@ -158,8 +160,8 @@ describe('redgreen cache', () => {
         (f) => f.kind === 'code',
       );
     const listed = await codeRows();
-    // Oldest first.
-    expect(listed.map((f) => f.key)).toEqual(['cli-node18.20.0-x64.v8', mine, `${mine}.999999.tmp`]);
+    // Oldest first: this Node's last, read by the command that listed it.
+    expect(listed.map((f) => f.key)).toEqual(['cli-node18.20.0-x64.v8', `${mine}.999999.tmp`, mine]);
     expect(listed.find((f) => f.key === mine)!.bytes).toBeGreaterThan(100_000);
     const text = (await runCli(['cache', 'list'], { env })).stdout.split('\n');
     expect(text.find((l) => l.includes(` ${mine} `))).toMatch(/^\W*code\b/);
