@@ -188,7 +188,8 @@ async function scale(options: E2BBackendOptions, doublePid: number): Promise<voi
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 25);
   const t0 = performance.now();
   try {
-    await backend.open(runId);
+    // As the CLI opens a run: the pool makes no more sandboxes than the fixtures take.
+    await backend.open(runId, { sandboxes: FIXTURES });
     const { fixtures, broken } = await discoverFixtures(project);
     const signal = new AbortController().signal;
     // Every running command listens to the run's signal: 64 of them are expected, not a leak.

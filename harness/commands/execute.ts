@@ -6,6 +6,7 @@ import type { RunOptions } from './options.js';
 import type { PatchProvider } from '../pipeline/provider.js';
 import type { FixtureResult } from '../pipeline/result.js';
 import { runFixtures } from '../pipeline/scheduler.js';
+import { sandboxesPerFixture } from '../pipeline/fixture-run.js';
 import { summarize, writeReport, type Report } from '../reporters/report.js';
 import type { RunInfo } from '../reporters/reporter.js';
 import { PatchSaver } from '../reporters/patches.js';
@@ -111,7 +112,12 @@ export async function execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     );
     // Leftovers of runs that were killed (kill -9, power loss): their processes and folders.
     await s.step('gc', () => gcHostFolders());
-    await s.step('open', () => backend.open?.(runId));
+    const perFixture = sandboxesPerFixture({
+      mode: input.mode,
+      agent: input.provider.kind === 'agent',
+      sharedBaselines: (input.baseline ?? true) && !!input.baselines,
+    });
+    await s.step('open', () => backend.open?.(runId, { sandboxes: fixtures.length * perFixture }));
     const writer = await s.step('transcript', () =>
       resumed
         ? TranscriptWriter.reopen(resumed.dir, resumed.state)

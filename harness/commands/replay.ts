@@ -5,6 +5,7 @@ import { RedgreenError } from '../errors.js';
 import { fixtureIds, locateRun, openRun, type TranscriptRun } from '../transcripts/reader.js';
 import { renderRun } from '../transcripts/replay-render.js';
 import { verifyRun, type FixtureDrift } from './replay-verify.js';
+import { sandboxesPerFixture } from '../pipeline/fixture-run.js';
 import { createBackend } from './backend.js';
 import { numberFromCli } from './compare.js';
 import { RunSession } from './session.js';
@@ -97,7 +98,9 @@ export async function verifyTranscript(
       () => createBackend(options, paths),
       (b) => b?.close?.(),
     );
-    await s.step('open', () => backend.open?.(`verify-${run.state.runId}`));
+    // Recorded patches (no agent), perhaps on shared baselines: at most two sandboxes a fixture.
+    const perFixture = sandboxesPerFixture({ mode: run.state.mode, agent: false, sharedBaselines: true });
+    await s.step('open', () => backend.open?.(`verify-${run.state.runId}`, { sandboxes: ids.length * perFixture }));
     control.log?.(
       `verifying ${ids.length} fixture(s) of ${run.state.runId} (${run.state.mode}, recorded on ${run.state.backend}) on ${backend.name}`,
     );

@@ -177,6 +177,15 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
   };
 }
 
+/**
+ * The most sandboxes runFixture creates for one fixture: an agent's own, a shared RED baseline's
+ * (several models graded at once), and the fixture's. A run tells its backend the total
+ * (SandboxBackend.open), so that a warm pool makes none that no fixture would take.
+ */
+export function sandboxesPerFixture(o: { mode: FixtureRunOptions['mode']; agent: boolean; sharedBaselines: boolean }): number {
+  return 1 + (o.agent ? 1 : 0) + (o.mode === 'run' && o.sharedBaselines ? 1 : 0);
+}
+
 /** The shared RED baseline of this fixture: an earlier run's (said so in the transcript), or computed now. */
 async function sharedBaseline(o: FixtureRunOptions, timer: PhaseTimer): Promise<{ baseline: Baseline; runId: string }> {
   const key = SharedBaselines.key(o.fixtureSha256, o.backend.name, o.repeat);

@@ -57,6 +57,28 @@ describe.skipIf(unavailable)('docker warm pool, close and gc', () => {
     await expect(backend.create({ runId: 'pool-test', fixtureId: 'late' })).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
   });
 
+  test("a pool told the run's sandboxes (open's plan) starts no container that no fixture takes", async () => {
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const backend = new DockerBackend(dockerTestOptions({ pool: 4 }));
+    try {
+      await backend.open('plan-test', { sandboxes: 1 });
+      const sb = await backend.create({ runId: 'plan-test', fixtureId: 'only' });
+      expect((await docker.getContainer(sb.id).inspect()).Config.Labels[LABEL.role]).toBe('pool');
+      await sb.destroy();
+    } finally {
+      await backend.close();
+    }
+    // The engine's own record of what was created for this backend's pool (the events up to now).
+    const events = await docker.getEvents({
+      since,
+      until: Math.ceil(Date.now() / 1000),
+      filters: { type: ['container'], event: ['create'], label: [`${LABEL.session}=${backend.session}`, `${LABEL.role}=pool`] },
+    });
+    let text = '';
+    for await (const chunk of events) text += String(chunk);
+    expect(text.trim().split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
   test('a container serves at most maxUses sandboxes of a run; outside a run it serves one', async () => {
     const backend = new DockerBackend(dockerTestOptions({ maxUses: 2 }));
     try {

@@ -39,6 +39,22 @@ describe('e2b backend at scale (test double)', () => {
     expect(e2bDouble.alive()).toEqual([]);
   });
 
+  test("a warm pool told the run's sandboxes (open's plan) makes none that no fixture takes", async () => {
+    const runId = `plan-${process.pid}`;
+    const backend = new E2BBackend(e2bBackendOptions({ warm: 8 }));
+    try {
+      await backend.open(runId, { sandboxes: 2 });
+      await backend.warmed();
+      expect(e2bDouble.alive()).toHaveLength(2);
+      for (const id of ['a', 'b']) await (await backend.create({ runId, fixtureId: id })).destroy();
+      await backend.warmed();
+      expect(backend.stats()).toMatchObject({ created: 2, poolHits: 2 });
+      expect(e2bDouble.alive()).toEqual([]);
+    } finally {
+      await backend.close();
+    }
+  });
+
   test('keep-alive renews the E2B timeout while a command outlives it', async () => {
     const backend = new E2BBackend(e2bBackendOptions({ lifetimeMs: 3000 }));
     const sb = await backend.create({ runId: `keepalive-${process.pid}`, fixtureId: 'k' });

@@ -109,6 +109,23 @@ describe('warm pool whose items come back', () => {
     await p.drain();
   });
 
+  it('with returns, told the takes still to come, it makes only what those can use beside what comes back', async () => {
+    const { p, made, discarded } = returning(4);
+    p.expect(3);
+    await p.fill();
+    expect(made).toEqual([1, 2, 3]);
+    const [a, b] = [p.take(), p.take()];
+    p.giveBack(a!, Promise.resolve(true));
+    p.lost(b!);
+    await p.settled();
+    // One take left, two items ready (3, and a back): the one lost is not replaced.
+    expect(p.take()).toBe(3);
+    await p.settled();
+    expect(made).toEqual([1, 2, 3]);
+    await p.drain();
+    expect(discarded).toEqual([a]);
+  });
+
   it('next() waits for an item being made fit; items it did not make are kept too, unfit ones discarded', async () => {
     const { p, discarded } = returning(0);
     expect(await p.next()).toBeUndefined();
@@ -193,6 +210,33 @@ describe('warm pool start', () => {
     expect(discarded.sort()).toEqual([3, 4, 5, 6, 7]);
     expect(gates).toHaveLength(0);
     expect(most).toBe(2);
+  });
+
+  it('told how many takes will come (expect), it makes no more than they can use: none left behind', async () => {
+    const { p, made, discarded } = pool({ size: 8 });
+    p.expect(3);
+    await p.fill();
+    expect(made).toEqual([1, 2, 3]);
+    // Each take, served or not, uses one: no refill follows the last.
+    expect([p.take(), p.take(), p.take()]).toEqual([1, 2, 3]);
+    await p.settled();
+    expect(made).toEqual([1, 2, 3]);
+    await p.drain();
+    expect(discarded).toEqual([]);
+
+    // A caller waiting for an item on its way is one of the takes: nothing more is made for it.
+    const q = pool({ size: 4 });
+    q.p.expect(2);
+    q.gate(true);
+    void q.p.fill();
+    const waiting = [q.p.next(), q.p.next()];
+    q.gate(false);
+    q.open();
+    expect(await Promise.all(waiting)).toEqual([1, 2]);
+    // A refill now (any later hand-out starts one) finds no take left to make for.
+    await q.p.fill();
+    expect(q.made).toEqual([1, 2]);
+    await q.p.drain();
   });
 
   it('with maxMaking, a creation that fails starts no other: a broken engine is not retried in a loop', async () => {

@@ -129,11 +129,17 @@ export interface Sandbox {
   destroy(): Promise<void>;
 }
 
+/** What a run will ask of its backend, as far as it is known before it starts. */
+export interface RunPlan {
+  /** The most create() calls the run will make (sandboxesPerFixture × its fixtures). */
+  sandboxes: number;
+}
+
 export interface SandboxBackend {
   readonly name: string;
   create(spec: SandboxSpec): Promise<Sandbox>;
-  /** Start of a run: orphans of dead runs are cleaned up, a warm pool fills. */
-  open?(runId: string): Promise<unknown>;
+  /** Start of a run: orphans of dead runs are cleaned up, a warm pool fills (no more than `plan` can use). */
+  open?(runId: string, plan?: RunPlan): Promise<unknown>;
   /** End of a run, also after Ctrl-C: releases everything still held (pools). Never throws. */
   close?(): Promise<void>;
   /**

@@ -12,6 +12,8 @@
  * sandboxes are created). A sandbox ready for longer than `maxIdleMs` is discarded instead of
  * handed out (a remote sandbox's lease is not renewed while it waits). After `maxFailures`
  * creations failed in a row, refills stop: the engine or image is broken, and `lastError` says how.
+ * Told how many items a run will take at most (`expect`), it never holds more than that many
+ * takes can use: a run of 3 fixtures with a pool of 8 makes 3, and the last fixtures leave no refills behind.
  */
 export interface WarmPoolOptions<T> {
   size: number;
@@ -47,6 +49,8 @@ export class WarmPool<T> {
   private making = 0;
   /** With `returns`: handed out and neither back nor lost yet. */
   private readonly lent = new Set<T>();
+  /** Takes still to come (expect()), a waiting one no longer among them: every take, served or not, uses one. */
+  private takesLeft = Infinity;
   /** Items handed out. */
   hits = 0;
   /** The last error a creation hit. */
@@ -60,7 +64,7 @@ export class WarmPool<T> {
       !this.draining &&
       this.failures < (this.o.maxFailures ?? Infinity) &&
       this.making < (this.o.maxMaking ?? Infinity) &&
-      this.ready.length + this.pending.size + this.lent.size - this.waiters.length < this.o.size
+      this.ready.length + this.pending.size + this.lent.size - this.waiters.length < Math.min(this.o.size, this.takesLeft)
     ) {
       this.making++;
       let made = false;
@@ -102,6 +106,7 @@ export class WarmPool<T> {
 
   /** A ready item, or undefined when none is (the caller creates one itself). */
   take(): T | undefined {
+    this.takesLeft--;
     const got = this.freshest();
     this.handedOut(got);
     return got;
@@ -109,6 +114,7 @@ export class WarmPool<T> {
 
   /** A ready item, else one already on its way and not promised to an earlier caller; undefined when there is none. */
   async next(): Promise<T | undefined> {
+    this.takesLeft--;
     let got = this.freshest();
     if (got === undefined && this.pending.size > this.waiters.length)
       got = await new Promise<T | undefined>((resolve) => this.waiters.push(resolve));
@@ -121,6 +127,14 @@ export class WarmPool<T> {
     let r: Ready<T> | undefined;
     while ((r = this.ready.shift()) && performance.now() - r.since > (this.o.maxIdleMs ?? Infinity)) void this.o.discard(r.item);
     return r?.item;
+  }
+
+  /**
+   * At most `takes` more take()/next() calls will come (a run's sandboxes, as the scheduler counts
+   * them): from now on the pool makes only what they can use. Items already made stay.
+   */
+  expect(takes: number): void {
+    this.takesLeft = Math.max(0, takes);
   }
 
   private handedOut(item: T | undefined): void {

@@ -21,7 +21,7 @@ import { SandboxVolumes } from './volumes.js';
 import { DEFAULT_LIMITS } from '../core/limits.js';
 import { StartsAhead } from '../core/starts-ahead.js';
 import { WarmPool } from '../core/warm-pool.js';
-import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+import type { RunPlan, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 import { randomHex } from '../core/random.js';
 
 export interface DockerBackendOptions {
@@ -73,6 +73,8 @@ export class DockerBackend implements SandboxBackend {
   private readonly images = new Map<string, Promise<ImageInfo>>();
   /** Between open and close: containers come back for reuse. */
   private reusing = false;
+  /** The run's sandboxes at most (open's plan): the pool of the default image makes no more. */
+  private planned?: number;
   /**
    * Containers of each image ready for a sandbox: made ahead (`--pool`, the default image only),
    * or reset after a sandbox of the run (counted as on their way while the reset runs).
@@ -124,8 +126,12 @@ export class DockerBackend implements SandboxBackend {
     await this.image(this.defaultImage);
   }
 
-  /** Starts a run: what ready() does, and from now until close, containers are reused. */
-  async open(runId?: string): Promise<GcReport> {
+  /** Starts a run: what ready() does, and from now until close, containers are reused; the pool makes no more than `plan` can use. */
+  async open(runId?: string, plan?: RunPlan): Promise<GcReport> {
+    if (plan) {
+      this.planned = plan.sandboxes;
+      this.pools.get(this.defaultImage)?.expect(plan.sandboxes);
+    }
     const report = await this.ready(runId);
     this.reusing = true;
     return report;
@@ -152,7 +158,8 @@ export class DockerBackend implements SandboxBackend {
   /** Checks the default image and, with `--pool`, waits for the pool's first container (the others are made meanwhile). */
   private async warmUp(): Promise<void> {
     await this.image(this.defaultImage);
-    if (!this.options.pool) return;
+    // A run that will create no sandbox (every fixture kept or broken) needs no warm one.
+    if (!this.options.pool || this.planned === 0) return;
     // Three failed creations in a row mean a broken engine or image: refills stop there.
     const pool = this.poolFor(this.defaultImage);
     void pool.fill();
@@ -262,6 +269,7 @@ export class DockerBackend implements SandboxBackend {
         // An engine on this machine starts containers with its cores: as many at once as it has.
         ...(linkable(this.docker) ? { maxMaking: availableParallelism() } : {}),
       });
+      if (image === this.defaultImage && this.planned !== undefined) pool.expect(this.planned);
       this.pools.set(image, pool);
     }
     return pool;

@@ -8,7 +8,7 @@ import { gcSandboxes, killById, listLabelled, runMetadata, SESSION_KEY, type GcR
 import { CreationLimiter, DEFAULT_CREATION_RATE, type LimiterOptions, type LimiterStats } from './limiter.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 import { E2BSandbox, type E2BSandboxContext } from './sandbox.js';
-import type { Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
+import type { RunPlan, Sandbox, SandboxBackend, SandboxSpec } from '../core/types.js';
 import { WarmPool } from '../core/warm-pool.js';
 import { setSandboxTimeout } from './wire/api.js';
 import { resolveConnection, type E2BConnection } from './wire/connection.js';
@@ -140,8 +140,8 @@ export class E2BBackend implements SandboxBackend {
     return made;
   }
 
-  /** Start of a run: kills what dead runs left behind, checks the credentials, warms the pool. */
-  async open(runId: string): Promise<GcReport & { error?: string }> {
+  /** Start of a run: kills what dead runs left behind, checks the credentials, warms the pool (no more than `plan` can use). */
+  async open(runId: string, plan?: RunPlan): Promise<GcReport & { error?: string }> {
     let report: GcReport & { error?: string };
     try {
       report = await gcSandboxes({ connection: this.connection, keepRun: runId });
@@ -155,7 +155,9 @@ export class E2BBackend implements SandboxBackend {
       // A service that cannot list is no reason not to run; its orphans still die by their timeout.
       report = { listed: 0, killed: [], kept: [], failed: [], error: describeError(e) };
     }
-    void this.warmPool(runId)?.fill();
+    const pool = this.warmPool(runId);
+    if (plan) pool?.expect(plan.sandboxes);
+    void pool?.fill();
     return report;
   }
 
