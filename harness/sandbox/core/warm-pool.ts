@@ -130,8 +130,8 @@ export class WarmPool<T> {
   }
 
   /**
-   * At most `takes` more take()/next() calls will come (a run's sandboxes, as the scheduler counts
-   * them): from now on the pool makes only what they can use. Items already made stay.
+   * At most `takes` more take()/next() calls will come (a run's sandboxes: SandboxBackend.open's
+   * plan): from now on the pool makes only what they can use. Items already made stay.
    */
   expect(takes: number): void {
     this.takesLeft = Math.max(0, takes);
