@@ -40,7 +40,8 @@ export function commandAgent(template: string, options: CommandAgentOptions): Pa
       const sandbox = await pc.backend.create({ runId: pc.runId, fixtureId: `${fixture.id}-agent` });
       try {
         const ctx: FixtureContext = { fixture, sandbox, signal: pc.signal, emit: pc.emit, setupCache: pc.setupCache };
-        await sandbox.uploadDir(fixture.treeDir, { skip: fixture.treeSkip });
+        // The tree the fixture's fingerprint read, as the fixture's own upload takes it: not walked again.
+        await sandbox.uploadDir(fixture.treeDir, { skip: fixture.treeSkip, ...(pc.tree ? { tree: pc.tree } : {}) });
         const issueFile = `${sandbox.scratchDir}/ISSUE.md`;
         await sandbox.writeFiles([{ path: issueFile, content: await readFile(fixture.issuePath).catch(() => Buffer.from('')) }]);
         const exclude = DEFAULT_EXCLUDES.filter((e) => e !== '.git').join('\n');

@@ -92,6 +92,7 @@ export async function runFixture(o: FixtureRunOptions): Promise<FixtureResult> {
         emit,
         setupCache: o.setupCache ?? null,
         ...(o.oracle !== undefined ? { oracle: o.oracle } : {}),
+        ...(o.tree ? { tree: o.tree } : {}),
       };
       const input =
         o.provider.kind === 'agent'

@@ -1,4 +1,5 @@
 import type { Fixture } from '../fixtures/load.js';
+import type { ReadTree } from '../sandbox/core/tree.js';
 import type { SandboxBackend } from '../sandbox/core/types.js';
 import type { FixtureEvent } from './events.js';
 import type { PatchInput } from './patch-phase.js';
@@ -12,6 +13,8 @@ export interface ProviderContext {
   setupCache: SetupCache | null;
   /** The fixture's oracle as its fingerprint read it (null: there is none; absent: not read). */
   oracle?: Buffer | null;
+  /** The fixture's tree as its fingerprint read it, for an agent's upload (absent or null: walked again). */
+  tree?: ReadTree | null;
 }
 
 /**

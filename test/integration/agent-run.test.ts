@@ -6,7 +6,10 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { commandAgent } from '../../harness/agents/command.js';
 import { loadPatchDir, loadPredictions } from '../../harness/agents/patch-sources.js';
 import { mapProvider, nopProvider, oracleProvider } from '../../harness/agents/static.js';
+import { readFixture } from '../../harness/fixtures/fingerprint.js';
+import { discoverFixtures } from '../../harness/fixtures/load.js';
 import { diffTrees } from '../../harness/fixtures/scaffold.js';
+import { LocalBackend } from '../../harness/sandbox/host/local.js';
 import { summarize } from '../../harness/reporters/report.js';
 import { processesWith, uniqueSleep } from '../helpers/procs.js';
 import { ADD_PY, ADD_TEST, makeProject, PYTEST, runProject, type Project } from '../helpers/project.js';
@@ -135,6 +138,31 @@ describe('agent runs: grading people can trust', () => {
     expect(r.verdict).toBe('resolved');
     expect(r.timings.agent).toBeGreaterThan(0);
     expect(r.patch?.files.sort()).toEqual(['blob.bin', 'calc.py', 'seen-issue.txt']);
+  });
+
+  test("an agent works on the tree the fixture's fingerprint read: a file changed on disk since is not what it sees", async () => {
+    project = await calcProject();
+    const fixture = (await discoverFixtures(project)).fixtures[0]!;
+    const read = await readFixture(fixture);
+    await writeFile(path.join(fixture.dir, 'calc.py'), 'changed on disk after the fingerprint\n');
+    const backend = new LocalBackend();
+    try {
+      const agent = commandAgent('cd {workdir} && cp calc.py seen.py', { timeoutSec: 30, network: false });
+      const signal = new AbortController().signal;
+      const out = await agent.patchFor(fixture, {
+        backend,
+        runId: 'agent-tree',
+        signal,
+        emit: () => undefined,
+        setupCache: null,
+        tree: read.tree,
+      });
+      expect(out.text).toContain('+++ b/seen.py');
+      expect(out.text).toContain('+    return a - b');
+      expect(out.text).not.toContain('changed on disk');
+    } finally {
+      await backend.close();
+    }
   });
 
   test("an agent's patch is measured against the workspace as setup left it: setup's files are not the agent's", async () => {
