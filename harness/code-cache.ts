@@ -3,7 +3,7 @@
 // compiled its ~0.5 MB of JavaScript afresh (about 45 of the ~230 ms `redgreen validate` took in a
 // CPU profile). A CommonJS file compiled through vm.Script can be given the code V8 made for it
 // last time instead.
-import { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';
@@ -96,13 +96,8 @@ function readCache(cacheFile: string, sourceCrc: number): Buffer | undefined {
     return undefined;
   }
   try {
-    // readFileSync's own calls (open, fstat, read, close), with the fstat's time kept for stamp().
-    const st = fstatSync(fd);
-    data = Buffer.allocUnsafe(st.size);
-    let n = 0;
-    for (let got = 1; n < data.length && got > 0; n += got) got = readSync(fd, data, n, data.length - n, null);
-    data = data.subarray(0, n);
-    stamp(fd, st.mtimeMs);
+    data = readFileSync(fd);
+    stamp(fd, fstatSync(fd).mtimeMs);
   } catch {
     return undefined;
   } finally {
